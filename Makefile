@@ -1,0 +1,101 @@
+# vkml developer entry points. Every target runs scripts/setup.sh first (once; a stamp makes it
+# incremental), so `make test` on a fresh Debian 12/13 machine is the whole recipe.
+#   make build | test | demo | bench | format | clean | distclean | device-toolchain
+# Knobs: BUILD_TYPE, JOBS, CTEST_ARGS, PYTEST_ARGS, BENCH_ARGS.
+
+SHELL       := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+VENV       ?= .venv
+PYTHON     := $(CURDIR)/$(VENV)/bin/python
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE      ?= cmake
+STAMPS     := .stamps
+SHARED     ?= ../shared
+CTEST_ARGS  ?=
+PYTEST_ARGS ?=
+BENCH_ARGS  ?=
+
+# Tests run with the Khronos validation layer on (any message fails) and the CPU fallback turned into
+# an error. No driver is forced: without a GPU the Vulkan loader finds Mesa's lavapipe by itself.
+TEST_ENV := VKML_VALIDATION=1 VKML_FALLBACK=error
+PY_ENV   := PYTHONPATH=$(CURDIR)
+
+CLANG_FORMAT ?= clang-format
+# C++ only: GLSL would be formatted as C++, which is not worth the surprises.
+FORMAT_DIRS  := src include tests torch_vkml/csrc tools bench
+FORMAT_EXTS  := -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp'
+
+.PHONY: all setup build test demo bench format clean distclean device-toolchain FORCE
+
+all: build
+
+# ---- setup ------------------------------------------------------------------------------------------
+# Re-run when setup.sh changes or the venv is gone.
+$(STAMPS)/setup: scripts/setup.sh $(if $(wildcard $(VENV)/bin/python),,FORCE)
+	@bash scripts/setup.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+setup: $(STAMPS)/setup
+
+# ---- build ------------------------------------------------------------------------------------------
+# Configure only once; afterwards ninja re-runs cmake by itself when a CMakeLists.txt changes.
+build: $(STAMPS)/setup
+	@test -f CMakeLists.txt || { echo "error: no CMakeLists.txt at the repo root; nothing to build" >&2; exit 1; }
+	@if [ ! -f $(BUILD)/build.ninja ]; then \
+	  $(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    -DPython3_EXECUTABLE=$(PYTHON); \
+	fi
+	@$(CMAKE) --build $(BUILD) -j$(JOBS)
+
+# ---- test -------------------------------------------------------------------------------------------
+test: build
+	@echo "== file sizes"
+	@$(PYTHON) scripts/check_file_sizes.py
+	@echo "== ctest"
+	@$(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure --no-tests=error $(CTEST_ARGS)
+	@if [ -n "$$(find tests/torch -name 'test_*.py' 2>/dev/null | head -n1)" ]; then \
+	  echo "== pytest tests/torch"; \
+	  $(TEST_ENV) $(PY_ENV) $(PYTHON) -m pytest -q tests/torch $(PYTEST_ARGS); \
+	else \
+	  echo "== pytest: skipped (no tests/torch/test_*.py)"; \
+	fi
+
+# ---- demo / bench -----------------------------------------------------------------------------------
+demo: build
+	@$(BUILD)/vkml-info
+	@if [ -f examples/demo.py ]; then \
+	  $(PY_ENV) $(PYTHON) examples/demo.py; \
+	elif [ -x $(BUILD)/bench/bench_runtime ]; then \
+	  $(BUILD)/bench/bench_runtime --quick; \
+	else \
+	  echo "demo: neither examples/demo.py nor $(BUILD)/bench/bench_runtime exists yet"; \
+	fi
+
+bench: build
+	@$(BUILD)/bench/bench_runtime $(BENCH_ARGS)
+
+# ---- housekeeping -----------------------------------------------------------------------------------
+format: $(STAMPS)/setup
+	@if command -v $(CLANG_FORMAT) >/dev/null; then \
+	  files=$$(find $(wildcard $(FORMAT_DIRS)) -type f \( $(FORMAT_EXTS) \) 2>/dev/null); \
+	  if [ -n "$$files" ]; then $(CLANG_FORMAT) -i $$files; fi; \
+	else \
+	  echo "format: $(CLANG_FORMAT) not found (apt-get install clang-format); C++ skipped"; \
+	fi
+	@$(CURDIR)/$(VENV)/bin/ruff format --quiet .
+
+clean:
+	rm -rf $(BUILD) torch_vkml/_C*.so
+
+distclean: clean
+	rm -rf $(VENV) $(STAMPS) .pytest_cache .ruff_cache
+
+# Vulkan loader, headers and glslang for the GPU machine, unpacked into .vktc (carry it with each run).
+device-toolchain:
+	@if [ -d .vktc ]; then echo ".vktc already exists"; \
+	else bash $(SHARED)/tools/vulkan-toolchain.sh .vktc; fi
+
+FORCE:

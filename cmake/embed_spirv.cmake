@@ -1,0 +1,22 @@
+# Script mode: embeds a SPIR-V file as a uint32_t array.
+#   cmake -DSPV=in.spv -DOUT=out.cc -DSYMBOL=name -P embed_spirv.cmake
+file(READ "${SPV}" hex HEX)
+string(LENGTH "${hex}" n)
+math(EXPR words "${n} / 8")
+string(REGEX MATCHALL "([0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f])" chunks "${hex}")
+set(body "")
+set(i 0)
+foreach(c IN LISTS chunks)
+  # SPIR-V words are little-endian in the file.
+  string(SUBSTRING "${c}" 0 2 b0)
+  string(SUBSTRING "${c}" 2 2 b1)
+  string(SUBSTRING "${c}" 4 2 b2)
+  string(SUBSTRING "${c}" 6 2 b3)
+  string(APPEND body "0x${b3}${b2}${b1}${b0},")
+  math(EXPR i "${i} + 1")
+  math(EXPR m "${i} % 8")
+  if(m EQUAL 0)
+    string(APPEND body "\n")
+  endif()
+endforeach()
+file(WRITE "${OUT}" "// Generated from ${SPV}; do not edit.\n#include <cstddef>\n#include <cstdint>\nnamespace vkml::spv {\nextern const uint32_t ${SYMBOL}[] = {\n${body}};\nextern const size_t ${SYMBOL}_bytes = sizeof(${SYMBOL});\n}\n")

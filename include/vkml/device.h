@@ -1,0 +1,90 @@
+// Device discovery, capabilities and the per-device runtime objects.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkml/dtype.h"
+
+namespace vkml {
+
+enum class DeviceKind : uint8_t { kDiscrete, kIntegrated, kVirtual, kCpu, kOther };
+std::string_view device_kind_name(DeviceKind k);
+
+struct MemoryHeap {
+  uint64_t size = 0;
+  uint64_t budget = 0;  // from VK_EXT_memory_budget, else size
+  uint64_t usage = 0;   // from VK_EXT_memory_budget, else 0
+  bool device_local = false;
+};
+
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  DType a = DType::kF16, b = DType::kF16, c = DType::kF32, result = DType::kF32;
+};
+
+// Everything ops may ask of a device. Probed once; ops read nothing else.
+struct DeviceCaps {
+  std::string name, driver_name, driver_info;
+  uint32_t vendor_id = 0, device_id = 0, driver_version = 0, driver_id = 0, api_version = 0;
+  DeviceKind kind = DeviceKind::kOther;
+  std::array<uint8_t, 16> device_uuid{}, pipeline_cache_uuid{};
+
+  bool fp16_math = false, bf16_math = false, int8_math = false, int16_math = false;
+  bool int64_math = false, fp64_math = false;
+  bool storage_16bit = false, storage_8bit = false;
+
+  uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
+  uint32_t subgroup_ops = 0;  // VkSubgroupFeatureFlags
+  bool subgroup_size_control = false;
+
+  bool coopmat = false;  // VK_KHR_cooperative_matrix, subgroup scope
+  bool coopmat_bf16 = false;
+  bool coopmat2 = false;  // VK_NV_cooperative_matrix2 present
+  std::vector<CoopMatShape> coopmat_shapes;
+
+  uint32_t max_shared_memory = 0, max_push_constants = 0, max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint64_t max_storage_buffer_range = 0, max_allocation_size = 0, max_buffer_size = 0;
+  bool buffer_device_address = false, timeline_semaphore = false, memory_budget = false;
+  bool timestamps = false;
+  float timestamp_period_ns = 1.0f;
+  bool unified_memory = false;  // device-local memory is also host-visible (iGPU, lavapipe)
+  std::vector<MemoryHeap> heaps;
+
+  // Why vkml cannot use this device; empty when it can.
+  std::string unusable_reason;
+  bool usable() const { return unusable_reason.empty(); }
+  bool supports_dtype(DType t) const;
+};
+
+std::string format_driver_version(const DeviceCaps& caps);
+
+class Device;
+
+// Loads Vulkan and lists devices in vkml's order: discrete, integrated, virtual, CPU.
+// VKML_DEVICE_ORDER="2,0" (indices into the driver's order) overrides it.
+// Returns 0 (never throws) when there is no Vulkan loader or no usable device.
+int device_count() noexcept;
+
+// The reason device_count() is 0, for error messages ("no Vulkan loader found", ...).
+std::string no_device_reason();
+
+// Capabilities of every device the loader sees, usable or not (for vkml-info).
+std::vector<DeviceCaps> probe_all_devices();
+
+// The runtime object of usable device `index`; created on first use. Throws NoDeviceError.
+Device& device(int index);
+
+// Validation layer messages seen so far (VKML_VALIDATION=1 turns the layer on).
+uint64_t validation_message_count();
+bool validation_enabled();
+
+}  // namespace vkml
+
+// Version fields of a packed Vulkan API version (no Vulkan header needed).
+#define VK_API_VERSION_MAJOR_(v) (((uint32_t)(v) >> 22) & 0x7FU)
+#define VK_API_VERSION_MINOR_(v) (((uint32_t)(v) >> 12) & 0x3FFU)
+#define VK_API_VERSION_PATCH_(v) ((uint32_t)(v) & 0xFFFU)

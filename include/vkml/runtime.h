@@ -1,0 +1,137 @@
+// The per-device runtime: allocator, stream, pipelines. Ops and the torch bridge use only this.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkml/device.h"
+#include "vkml/errors.h"
+#include "vkml/memory.h"
+
+namespace vkml {
+
+class Allocator;
+class Stream;
+class PipelineCache;
+struct VulkanDevice;
+
+// A half-open byte range of device memory, used for hazard tracking.
+struct MemRange {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+};
+
+// A compute pipeline created from an embedded shader and its specialization constants.
+struct Pipeline {
+  uint64_t handle = 0;  // VkPipeline
+  uint32_t local_size_x = 0;
+  std::string name;
+};
+
+class Device {
+ public:
+  Device(int index, const DeviceCaps& caps, void* physical_device, void* instance);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  int index() const { return index_; }
+  const DeviceCaps& caps() const { return caps_; }
+
+  // Memory. allocate() returns a device address aligned to 256 bytes; 0 for 0 bytes.
+  uint64_t allocate(uint64_t bytes);
+  void free(uint64_t address);
+  MemoryStats memory_stats() const;
+  void reset_peak_memory_stats();
+  void empty_cache();
+  // Refreshes heap budgets; returns (free, total) of the device-local heap.
+  std::pair<uint64_t, uint64_t> mem_get_info();
+  // Caps the bytes the allocator may reserve (0 = no cap); VKML_MEMORY_LIMIT sets the start value.
+  void set_memory_limit(uint64_t bytes);
+  uint64_t memory_limit() const;
+  BufferSlice resolve(uint64_t address) const;
+  // True when address lies in memory this device's allocator handed out.
+  bool owns(uint64_t address) const;
+
+  Stream& stream() { return *stream_; }
+  // Finishes all recorded work and waits for it.
+  void synchronize();
+
+  // Pipelines are created on first use and cached (in memory and on disk).
+  const Pipeline& pipeline(const std::string& shader_name,
+                           std::span<const uint32_t> spec_constants = {});
+  void save_pipeline_cache();
+  std::string pipeline_cache_path() const;
+  uint64_t pipelines_created() const;
+
+  VulkanDevice& vk() { return *vk_; }
+
+ private:
+  int index_;
+  DeviceCaps caps_;
+  std::unique_ptr<VulkanDevice> vk_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<PipelineCache> pipelines_;
+};
+
+// Records work for one device and submits it in batches on a timeline semaphore.
+// Barriers come from hazard tracking: a dispatch waits only for earlier writes it touches.
+class Stream {
+ public:
+  explicit Stream(Device& device);
+  ~Stream();
+
+  // Records a compute dispatch. `push` is at most 128 bytes of push constants.
+  void dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, const void* push,
+                uint32_t push_bytes, std::span<const MemRange> reads,
+                std::span<const MemRange> writes);
+  // Device-to-device byte copy on this device.
+  void copy(uint64_t src, uint64_t dst, uint64_t bytes);
+  // Fills bytes (multiple of 4, 4-aligned address) with a 32-bit pattern.
+  void fill(uint64_t dst, uint64_t bytes, uint32_t pattern);
+  // Host-to-device copy through staging; returns at once (the host buffer may be reused).
+  void upload(const void* host, uint64_t dst, uint64_t bytes);
+  // Device-to-host copy; waits for the data.
+  void download(uint64_t src, void* host, uint64_t bytes);
+  // Copies `bytes` of parameters into per-submission host-visible memory; returns its address.
+  uint64_t params(const void* data, uint64_t bytes);
+
+  // Submits what is recorded; returns the timeline value that marks its completion.
+  uint64_t flush();
+  void wait(uint64_t value);
+  void synchronize() { wait(flush()); }
+  uint64_t completed_value();
+  // Value the next flush() will signal (an event recorded now completes at this value).
+  uint64_t pending_value();
+  bool query(uint64_t value) { return completed_value() >= value; }
+
+  // Statistics for tests and benchmarks.
+  uint64_t barriers_recorded() const { return barriers_; }
+  uint64_t dispatches_recorded() const { return dispatches_; }
+  uint64_t submits() const { return submits_; }
+
+  // GPU timestamps (ns) around recorded work, for benchmarks. Returns a query id.
+  uint32_t write_timestamp();
+  // Waits and reads timestamp `id` in nanoseconds.
+  double read_timestamp_ns(uint32_t id);
+
+  std::mutex& mutex() { return mu_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::mutex mu_;
+  uint64_t barriers_ = 0, dispatches_ = 0, submits_ = 0;
+  friend struct StreamAccess;
+};
+
+// Names of all shader variants compiled into this build, and those skipped at configure time.
+std::vector<std::string> shader_variants();
+std::vector<std::string> skipped_shader_variants();
+bool has_shader(const std::string& name);
+
+}  // namespace vkml

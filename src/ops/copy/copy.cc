@@ -1,0 +1,143 @@
+// The copy family: strided copies, dtype casts and fills.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "ops/copy/copy_params.h"
+#include "ops/launch.h"
+#include "vkml/errors.h"
+#include "vkml/ops.h"
+
+namespace vkml::ops {
+
+namespace {
+
+uint16_t float_to_half_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mag = x & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return static_cast<uint16_t>(sign | (mag > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to infinity
+  if (mag < 0x38800000u) {  // subnormal half (or zero): round to nearest even at 2^-24
+    float af;
+    std::memcpy(&af, &mag, 4);
+    float scaled = af * 16777216.0f;  // exact: multiply by 2^24
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+  }
+  uint32_t rounded = mag + 0xFFFu + ((mag >> 13) & 1u);  // round to nearest even on 13 dropped bits
+  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+uint16_t float_to_bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+std::string variant_suffix(DType t) { return std::string(dtype_name(t)); }
+
+void check_supported(const Device& dev, DType t) {
+  if (!dev.caps().supports_dtype(t)) {
+    throw NotSupported("vkml: " + dev.caps().name + " does not support " +
+                       std::string(dtype_name(t)) + " tensors");
+  }
+}
+
+}  // namespace
+
+uint64_t scalar_bits(DType t, Scalar v) {
+  double d = v.is_float ? v.f : static_cast<double>(v.i);
+  auto as_int = [&](auto via) -> int64_t {
+    using T = decltype(via);
+    return v.is_float ? static_cast<int64_t>(static_cast<T>(v.f)) : v.i;
+  };
+  switch (t) {
+    case DType::kF32: {
+      float f = v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    case DType::kF64: {
+      uint64_t b;
+      std::memcpy(&b, &d, 8);
+      return b;
+    }
+    case DType::kF16:
+      return float_to_half_bits(v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i));
+    case DType::kBF16:
+      return float_to_bf16_bits(v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i));
+    case DType::kBool: return (v.is_float ? v.f != 0.0 : v.i != 0) ? 1 : 0;
+    case DType::kI8: return static_cast<uint8_t>(static_cast<int8_t>(as_int(int32_t{})));
+    case DType::kU8: return static_cast<uint8_t>(as_int(int64_t{}));
+    case DType::kI16: return static_cast<uint16_t>(static_cast<int16_t>(as_int(int32_t{})));
+    case DType::kI32: return static_cast<uint32_t>(static_cast<int32_t>(as_int(int64_t{})));
+    case DType::kI64: return static_cast<uint64_t>(as_int(int64_t{}));
+    default: throw InvalidArgument("vkml: fill of an unknown dtype");
+  }
+}
+
+void copy(Device& dev, const TensorDesc& dst, const TensorDesc& src) {
+  if (dst.sizes != src.sizes) {
+    throw InvalidArgument("vkml: copy between different shapes: " + dst.describe() + " <- " +
+                          src.describe());
+  }
+  if (dst.numel() == 0) return;
+  check_supported(dev, dst.dtype);
+  check_supported(dev, src.dtype);
+  std::vector<int64_t> ds = dst.strides, ss = src.strides;
+  std::vector<int64_t> sizes = coalesce_dims(dst.sizes, {&ds, &ss});
+  uint64_t esize = dtype_size(dst.dtype);
+  bool dense = sizes.size() <= 1 && (sizes.empty() || (ds[0] == 1 && ss[0] == 1));
+  if (dst.dtype == src.dtype && dense) {
+    if (dst.address == src.address) return;
+    uint64_t bytes = static_cast<uint64_t>(dst.numel()) * esize;
+    bool disjoint = dst.address + bytes <= src.address || src.address + bytes <= dst.address;
+    if (disjoint) {
+      dev.stream().copy(src.address, dst.address, bytes);
+      return;
+    }
+  }
+  std::string shader = dst.dtype == src.dtype
+                           ? "copy_raw_u" + std::to_string(esize * 8)
+                           : "copy_cast_" + variant_suffix(src.dtype) + "_" + variant_suffix(dst.dtype);
+  StridedParams p{};
+  fill_strided_params(&p, sizes, ds, ss, dst.numel());
+  p.dst = dst.address;
+  p.src = src.address;
+  MemRange reads[] = {{src.address, src.span_bytes()}};
+  MemRange writes[] = {{dst.address, dst.span_bytes()}};
+  launch_elementwise(dev, shader, p, dst.numel(), reads, writes);
+}
+
+void fill(Device& dev, const TensorDesc& dst, Scalar value) {
+  if (dst.numel() == 0) return;
+  check_supported(dev, dst.dtype);
+  uint64_t bits = scalar_bits(dst.dtype, value);
+  std::vector<int64_t> ds = dst.strides;
+  std::vector<int64_t> sizes = coalesce_dims(dst.sizes, {&ds});
+  uint64_t esize = dtype_size(dst.dtype);
+  uint64_t bytes = static_cast<uint64_t>(dst.numel()) * esize;
+  bool dense = sizes.empty() || (sizes.size() == 1 && ds[0] == 1);
+  if (dense && (dst.address % 4 == 0) && (bytes % 4 == 0) &&
+      (esize < 8 || (bits >> 32) == (bits & 0xFFFFFFFFu))) {
+    uint32_t pattern = static_cast<uint32_t>(bits);
+    if (esize == 1) pattern = (pattern & 0xFFu) * 0x01010101u;
+    if (esize == 2) pattern = (pattern & 0xFFFFu) * 0x00010001u;
+    dev.stream().fill(dst.address, bytes, pattern);
+    return;
+  }
+  StridedParams p{};
+  fill_strided_params(&p, sizes, ds, ds, dst.numel());
+  p.dst = dst.address;
+  p.src = dst.address;
+  p.value = bits;
+  MemRange writes[] = {{dst.address, dst.span_bytes()}};
+  launch_elementwise(dev, "fill_u" + std::to_string(esize * 8), p, dst.numel(), {}, writes);
+}
+
+}  // namespace vkml::ops

@@ -1,0 +1,23 @@
+#include "ops/launch.h"
+
+#include "vkml/errors.h"
+
+namespace vkml::ops {
+
+void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
+                         const std::vector<int64_t>& dst_strides,
+                         const std::vector<int64_t>& src_strides, int64_t numel) {
+  if (sizes.size() > VKML_COPY_MAX_DIMS) {
+    throw NotSupported("vkml: tensors with more than " + std::to_string(VKML_COPY_MAX_DIMS) +
+                       " non-mergeable dimensions are not supported");
+  }
+  p->numel = numel;
+  p->ndim = static_cast<uint32_t>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    p->sizes[d] = sizes[d];
+    p->dst_strides[d] = dst_strides[d];
+    p->src_strides[d] = src_strides[d];
+  }
+}
+
+}  // namespace vkml::ops

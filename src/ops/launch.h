@@ -1,0 +1,34 @@
+// Helpers shared by op families: parameter blocks and one-dimensional launches.
+#pragma once
+#include <algorithm>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ops/copy/copy_params.h"
+#include "vkml/runtime.h"
+
+namespace vkml::ops {
+
+constexpr uint32_t kElementwiseWorkgroup = 256;
+constexpr uint32_t kMaxGroupsX = 65535;  // shaders loop (grid stride) over the rest
+
+// Fills sizes and two stride sets (dst, src); throws NotSupported above VKML_COPY_MAX_DIMS dims.
+void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
+                         const std::vector<int64_t>& dst_strides,
+                         const std::vector<int64_t>& src_strides, int64_t numel);
+
+// Uploads `params` and dispatches `shader` with one thread per element (grid-stride capped).
+template <typename Params>
+void launch_elementwise(Device& dev, const std::string& shader, const Params& params,
+                        int64_t numel, std::span<const MemRange> reads,
+                        std::span<const MemRange> writes) {
+  uint32_t spec[] = {kElementwiseWorkgroup};
+  const Pipeline& pipe = dev.pipeline(shader, spec);
+  uint64_t addr = dev.stream().params(&params, sizeof(Params));
+  int64_t groups = (numel + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
+  uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
+  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), reads, writes);
+}
+
+}  // namespace vkml::ops

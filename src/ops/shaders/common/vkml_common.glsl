@@ -1,0 +1,32 @@
+// Shared by every vkml shader: extensions, typed pointers (buffer device address) and casts.
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference2 : require
+#extension GL_EXT_scalar_block_layout : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+
+// One element behind a 64-bit device address: P<T>(base + index * sizeof(T)).v
+layout(buffer_reference, scalar, buffer_reference_align = 1) buffer PU8 { uint8_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 1) buffer PI8 { int8_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 2) buffer PU16 { uint16_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 2) buffer PI16 { int16_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 2) buffer PF16 { float16_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer PU32 { uint v; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer PI32 { int v; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer PF32 { float v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer PU64 { uint64_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer PI64 { int64_t v; };
+#ifdef VKML_USE_FP64
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer PF64 { double v; };
+#endif
+
+// bfloat16 is stored as its 16 upper float bits; rounding is to nearest even, NaN stays NaN.
+float bf16_to_float(uint16_t b) { return uintBitsToFloat(uint(b) << 16); }
+uint16_t float_to_bf16(float f) {
+  uint u = floatBitsToUint(f);
+  if (isnan(f)) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+// Grid-stride loop bounds: any number of elements with at most 65535 workgroups.
+#define VKML_GRID_STRIDE int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x)

@@ -1,0 +1,142 @@
+#include "pipeline_cache.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <unistd.h>
+
+#include "shader_registry.h"
+#include "vkml/errors.h"
+
+namespace vkml {
+
+const EmbeddedShader* find_embedded_shader(const char* name) {
+  for (size_t i = 0; i < kEmbeddedShaderCount; ++i) {
+    if (std::strcmp(kEmbeddedShaders[i].name, name) == 0) return &kEmbeddedShaders[i];
+  }
+  return nullptr;
+}
+
+std::vector<std::string> shader_variants() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < kEmbeddedShaderCount; ++i) out.emplace_back(kEmbeddedShaders[i].name);
+  return out;
+}
+
+std::vector<std::string> skipped_shader_variants() {
+  return std::vector<std::string>(kSkippedShaders, kSkippedShaders + kSkippedShaderCount);
+}
+
+bool has_shader(const std::string& name) { return find_embedded_shader(name.c_str()) != nullptr; }
+
+static std::string cache_dir() {
+  if (const char* d = std::getenv("VKML_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vkml";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vkml";
+  return "";
+}
+
+PipelineCache::PipelineCache(VulkanDevice& vk, const DeviceCaps& caps) : vk_(vk) {
+  std::string dir = cache_dir();
+  std::vector<char> data;
+  if (!dir.empty()) {
+    std::ostringstream name;
+    name << dir << "/pipelines-";
+    for (uint8_t b : caps.device_uuid) {
+      char hex[3];
+      std::snprintf(hex, sizeof hex, "%02x", b);
+      name << hex;
+    }
+    name << "-" << std::hex << caps.vendor_id << "-" << std::dec << caps.driver_version << ".bin";
+    path_ = name.str();
+    std::ifstream in(path_, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  // The driver validates the header (vendor, device, cache UUID) and ignores stale data.
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  if (vk::vkCreatePipelineCache(vk_.device, &ci, nullptr, &cache_) != VK_SUCCESS) {
+    ci.initialDataSize = 0;
+    ci.pInitialData = nullptr;
+    VKML_VK_CHECK(vk::vkCreatePipelineCache(vk_.device, &ci, nullptr, &cache_));
+  }
+}
+
+PipelineCache::~PipelineCache() {
+  try {
+    save();
+  } catch (...) {
+  }
+  for (auto& [key, p] : pipelines_) {
+    vk::vkDestroyPipeline(vk_.device, reinterpret_cast<VkPipeline>(p->handle), nullptr);
+  }
+  for (auto& [name, m] : modules_) vk::vkDestroyShaderModule(vk_.device, m, nullptr);
+  vk::vkDestroyPipelineCache(vk_.device, cache_, nullptr);
+}
+
+const Pipeline& PipelineCache::get(const std::string& shader, std::span<const uint32_t> spec_in) {
+  std::vector<uint32_t> spec(spec_in.begin(), spec_in.end());
+  if (spec.empty()) spec.push_back(64);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(shader, spec);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
+
+  VkShaderModule& module = modules_[shader];
+  if (!module) {
+    const EmbeddedShader* s = find_embedded_shader(shader.c_str());
+    if (!s) {
+      modules_.erase(shader);
+      throw NotSupported("vkml: shader variant '" + shader + "' is not in this build");
+    }
+    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mi.codeSize = s->bytes;
+    mi.pCode = s->code;
+    VKML_VK_CHECK(vk::vkCreateShaderModule(vk_.device, &mi, nullptr, &module));
+  }
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4u, 4u};
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), spec.size() * 4,
+                          spec.data()};
+  VkComputePipelineCreateInfo pi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pi.stage.module = module;
+  pi.stage.pName = "main";
+  pi.stage.pSpecializationInfo = &si;
+  pi.layout = vk_.layout;
+  VkPipeline handle = VK_NULL_HANDLE;
+  VKML_VK_CHECK(vk::vkCreateComputePipelines(vk_.device, cache_, 1, &pi, nullptr, &handle));
+  auto p = std::make_unique<Pipeline>();
+  p->handle = reinterpret_cast<uint64_t>(handle);
+  p->local_size_x = spec[0];
+  p->name = shader;
+  created_++;
+  dirty_ = true;
+  return *(pipelines_[key] = std::move(p));
+}
+
+void PipelineCache::save() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!dirty_ || path_.empty()) return;
+  size_t size = 0;
+  if (vk::vkGetPipelineCacheData(vk_.device, cache_, &size, nullptr) != VK_SUCCESS) return;
+  std::vector<char> data(size);
+  if (vk::vkGetPipelineCacheData(vk_.device, cache_, &size, data.data()) != VK_SUCCESS) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  std::string tmp = path_ + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(data.data(), static_cast<std::streamsize>(size));
+  }
+  std::filesystem::rename(tmp, path_, ec);  // atomic: concurrent processes never see half a file
+  dirty_ = false;
+}
+
+}  // namespace vkml

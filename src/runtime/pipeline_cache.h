@@ -1,0 +1,37 @@
+// Compute pipelines, created lazily per (shader, specialization constants) and cached in memory
+// and on disk in a VkPipelineCache keyed by device UUID and driver version.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkml/runtime.h"
+#include "vulkan_device.h"
+
+namespace vkml {
+
+class PipelineCache {
+ public:
+  PipelineCache(VulkanDevice& vk, const DeviceCaps& caps);
+  ~PipelineCache();
+  // Specialization constant i gets constant_id i; constant 0 is the workgroup size (default 64).
+  const Pipeline& get(const std::string& shader, std::span<const uint32_t> spec);
+  void save();
+  std::string path() const { return path_; }
+  uint64_t created() const { return created_; }
+
+ private:
+  VulkanDevice& vk_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::string path_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::vector<uint32_t>>, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<std::string, VkShaderModule> modules_;
+  uint64_t created_ = 0;
+  bool dirty_ = false;
+};
+
+}  // namespace vkml

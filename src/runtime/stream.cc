@@ -1,0 +1,397 @@
+// Batched command recording and submission on one timeline semaphore.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "hazard_tracker.h"
+#include "vkml/runtime.h"
+#include "vulkan_device.h"
+
+namespace vkml {
+
+namespace {
+
+constexpr uint64_t kStagingChunk = 32ull << 20;   // largest single staging buffer
+constexpr uint64_t kStagingCap = 256ull << 20;    // staging memory kept before waiting
+constexpr uint64_t kParamsChunk = 256ull << 10;
+constexpr uint32_t kTimestampQueries = 256;
+
+// Host-visible buffers whose reuse waits until the GPU has passed `busy_until`.
+struct HostBuffer {
+  RawBuffer raw;
+  uint64_t busy_until = 0;
+};
+
+}  // namespace
+
+struct Stream::Impl {
+  Device& dev;
+  VulkanDevice& vk;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkSemaphore timeline = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  uint32_t next_query = 0;
+  uint64_t submitted = 0;  // last value signalled by a submit
+  uint64_t completed = 0;  // last value seen complete
+  VkCommandBuffer current = VK_NULL_HANDLE;
+  uint32_t commands_in_current = 0;
+  uint32_t batch_limit = 64;
+  std::deque<std::pair<VkCommandBuffer, uint64_t>> in_flight;
+  std::vector<VkCommandBuffer> free_cbs;
+  HazardTracker hazards;
+  std::vector<HostBuffer> staging;
+  std::vector<HostBuffer> params_chunks;
+  int params_index = -1;
+  uint64_t params_offset = 0;
+
+  Impl(Device& d, VulkanDevice& v) : dev(d), vk(v) {}
+
+  uint64_t poll() {
+    uint64_t v = 0;
+    VKML_VK_CHECK(vk::vkGetSemaphoreCounterValue(vk.device, timeline, &v));
+    completed = std::max(completed, v);
+    while (!in_flight.empty() && in_flight.front().second <= completed) {
+      free_cbs.push_back(in_flight.front().first);
+      in_flight.pop_front();
+    }
+    return completed;
+  }
+
+  VkCommandBuffer begin() {
+    if (current) return current;
+    if (free_cbs.empty()) poll();
+    if (!free_cbs.empty()) {
+      current = free_cbs.back();
+      free_cbs.pop_back();
+      VKML_VK_CHECK(vk::vkResetCommandBuffer(current, 0));
+    } else {
+      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      ai.commandPool = pool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 1;
+      VKML_VK_CHECK(vk::vkAllocateCommandBuffers(vk.device, &ai, &current));
+    }
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VKML_VK_CHECK(vk::vkBeginCommandBuffer(current, &bi));
+    return current;
+  }
+
+  void barrier(VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = dst_access;
+    vk::vkCmdPipelineBarrier(begin(),
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  }
+
+  // Returns true if a barrier was recorded.
+  bool order(std::span<const MemRange> reads, std::span<const MemRange> writes) {
+    bool need = hazards.needs_barrier(reads, writes);
+    if (need) {
+      barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+      hazards.clear();
+    }
+    hazards.commit(reads, writes);
+    return need;
+  }
+
+  uint64_t submit(bool force_signal) {
+    if (!current && !force_signal) return submitted;
+    if (current) VKML_VK_CHECK(vk::vkEndCommandBuffer(current));
+    uint64_t value = submitted + 1;
+    VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    ts.signalSemaphoreValueCount = 1;
+    ts.pSignalSemaphoreValues = &value;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.pNext = &ts;
+    si.commandBufferCount = current ? 1 : 0;
+    si.pCommandBuffers = current ? &current : nullptr;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &timeline;
+    {
+      std::lock_guard<std::mutex> lock(vk.queue_mutex);
+      VKML_VK_CHECK(vk::vkQueueSubmit(vk.queue, 1, &si, VK_NULL_HANDLE));
+    }
+    if (current) in_flight.emplace_back(current, value);
+    current = VK_NULL_HANDLE;
+    commands_in_current = 0;
+    submitted = value;
+    return value;
+  }
+
+  void wait(uint64_t value) {
+    if (value > submitted) submit(true);
+    if (completed >= value) return;
+    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wi.semaphoreCount = 1;
+    wi.pSemaphores = &timeline;
+    wi.pValues = &value;
+    for (;;) {  // one-second slices, so a lost device surfaces as an error instead of a hang
+      VkResult r = vk::vkWaitSemaphores(vk.device, &wi, 1000000000ull);
+      if (r == VK_SUCCESS) break;
+      if (r != VK_TIMEOUT) VKML_VK_CHECK(r);
+    }
+    poll();
+  }
+
+  void after_command() {
+    if (++commands_in_current >= batch_limit) submit(false);
+  }
+
+  HostBuffer& acquire_staging(uint64_t bytes) {
+    poll();
+    uint64_t total = 0;
+    HostBuffer* best = nullptr;
+    for (auto& s : staging) {
+      total += s.raw.size;
+      if (s.busy_until <= completed && s.raw.size >= bytes &&
+          (!best || s.raw.size < best->raw.size)) {
+        best = &s;
+      }
+    }
+    if (best) return *best;
+    if (total + bytes > kStagingCap && !staging.empty()) {
+      // Too much staging in flight: wait for it, drop idle buffers that are too small.
+      wait(submitted);
+      for (auto it = staging.begin(); it != staging.end();) {
+        if (it->raw.size < bytes) {
+          vk.destroy_buffer(it->raw);
+          it = staging.erase(it);
+        } else {
+          return *it;
+        }
+      }
+    }
+    uint64_t size = 64 << 10;
+    while (size < bytes) size <<= 1;
+    HostBuffer hb;
+    hb.raw = vk.create_buffer(size, vk.staging_type, true);
+    if (!hb.raw) throw OutOfMemoryError("vkml: out of host memory for a staging buffer", size, 0, 0, 0);
+    staging.push_back(hb);
+    return staging.back();
+  }
+};
+
+Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk())) {
+  auto& vk = impl_->vk;
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = vk.queue_family;
+  VKML_VK_CHECK(vk::vkCreateCommandPool(vk.device, &pi, nullptr, &impl_->pool));
+  VkSemaphoreTypeCreateInfo st{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  st.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  si.pNext = &st;
+  VKML_VK_CHECK(vk::vkCreateSemaphore(vk.device, &si, nullptr, &impl_->timeline));
+  if (device.caps().timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kTimestampQueries;
+    VKML_VK_CHECK(vk::vkCreateQueryPool(vk.device, &qi, nullptr, &impl_->queries));
+  }
+  if (const char* b = std::getenv("VKML_BATCH_SIZE")) {
+    impl_->batch_limit = std::max(1, std::atoi(b));
+  }
+}
+
+Stream::~Stream() {
+  auto& vk = impl_->vk;
+  try {
+    synchronize();
+  } catch (...) {
+  }
+  for (auto& s : impl_->staging) vk.destroy_buffer(s.raw);
+  for (auto& s : impl_->params_chunks) vk.destroy_buffer(s.raw);
+  if (impl_->queries) vk::vkDestroyQueryPool(vk.device, impl_->queries, nullptr);
+  vk::vkDestroySemaphore(vk.device, impl_->timeline, nullptr);
+  vk::vkDestroyCommandPool(vk.device, impl_->pool, nullptr);
+}
+
+void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, const void* push,
+                      uint32_t push_bytes, std::span<const MemRange> reads,
+                      std::span<const MemRange> writes) {
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  const auto& maxc = impl_->dev.caps().max_workgroup_count;
+  if (gx > maxc[0] || gy > maxc[1] || gz > maxc[2]) {
+    throw InvalidArgument("vkml: dispatch of " + std::to_string(gx) + "x" + std::to_string(gy) +
+                          "x" + std::to_string(gz) + " workgroups exceeds the device limit");
+  }
+  if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
+  std::lock_guard<std::mutex> lock(mu_);
+  VkCommandBuffer cb = impl_->begin();
+  if (impl_->order(reads, writes)) barriers_++;
+  vk::vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reinterpret_cast<VkPipeline>(p.handle));
+  if (push_bytes) {
+    vk::vkCmdPushConstants(cb, impl_->vk.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  }
+  vk::vkCmdDispatch(cb, gx, gy, gz);
+  dispatches_++;
+  impl_->after_command();
+}
+
+void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
+  if (bytes == 0) return;
+  BufferSlice s = impl_->dev.resolve(src), d = impl_->dev.resolve(dst);
+  if (s.offset + bytes > s.segment_size || d.offset + bytes > d.segment_size) {
+    throw InvalidArgument("vkml: copy range crosses a buffer boundary");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  MemRange r{src, bytes}, w{dst, bytes};
+  VkCommandBuffer cb = impl_->begin();
+  if (impl_->order({&r, 1}, {&w, 1})) barriers_++;
+  VkBufferCopy region{s.offset, d.offset, bytes};
+  vk::vkCmdCopyBuffer(cb, reinterpret_cast<VkBuffer>(s.buffer), reinterpret_cast<VkBuffer>(d.buffer),
+                      1, &region);
+  impl_->after_command();
+}
+
+void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
+  if (bytes == 0) return;
+  if ((dst | bytes) & 3) throw InvalidArgument("vkml: fill needs 4-byte alignment");
+  BufferSlice d = impl_->dev.resolve(dst);
+  std::lock_guard<std::mutex> lock(mu_);
+  MemRange w{dst, bytes};
+  VkCommandBuffer cb = impl_->begin();
+  if (impl_->order({}, {&w, 1})) barriers_++;
+  vk::vkCmdFillBuffer(cb, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, pattern);
+  impl_->after_command();
+}
+
+void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
+  if (bytes == 0) return;
+  BufferSlice d = impl_->dev.resolve(dst);
+  if (d.offset + bytes > d.segment_size) throw InvalidArgument("vkml: upload out of range");
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto* src = static_cast<const uint8_t*>(host);
+  for (uint64_t done = 0; done < bytes;) {
+    uint64_t n = std::min(bytes - done, kStagingChunk);
+    HostBuffer& hb = impl_->acquire_staging(n);
+    std::memcpy(hb.raw.mapped, src + done, n);
+    MemRange w{dst + done, n};
+    VkCommandBuffer cb = impl_->begin();
+    if (impl_->order({}, {&w, 1})) barriers_++;
+    VkBufferCopy region{0, d.offset + done, n};
+    vk::vkCmdCopyBuffer(cb, hb.raw.buffer, reinterpret_cast<VkBuffer>(d.buffer), 1, &region);
+    hb.busy_until = impl_->submitted + 1;
+    impl_->after_command();
+    done += n;
+  }
+}
+
+void Stream::download(uint64_t src, void* host, uint64_t bytes) {
+  if (bytes == 0) return;
+  BufferSlice s = impl_->dev.resolve(src);
+  if (s.offset + bytes > s.segment_size) throw InvalidArgument("vkml: download out of range");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* out = static_cast<uint8_t*>(host);
+  MemRange r{src, bytes};
+  if (s.mapped) {
+    // Unified memory: wait for the writers, then read the memory directly.
+    impl_->order({&r, 1}, {});
+    impl_->barrier(VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    impl_->wait(impl_->submit(true));
+    std::memcpy(out, static_cast<uint8_t*>(s.mapped) + s.offset, bytes);
+    return;
+  }
+  for (uint64_t done = 0; done < bytes;) {
+    uint64_t n = std::min(bytes - done, kStagingChunk);
+    HostBuffer& hb = impl_->acquire_staging(n);
+    MemRange rr{src + done, n};
+    VkCommandBuffer cb = impl_->begin();
+    if (impl_->order({&rr, 1}, {})) barriers_++;
+    VkBufferCopy region{s.offset + done, 0, n};
+    vk::vkCmdCopyBuffer(cb, reinterpret_cast<VkBuffer>(s.buffer), hb.raw.buffer, 1, &region);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vk::vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                             &mb, 0, nullptr, 0, nullptr);
+    uint64_t value = impl_->submit(true);
+    hb.busy_until = value;
+    impl_->wait(value);
+    std::memcpy(out + done, hb.raw.mapped, n);
+    done += n;
+  }
+}
+
+uint64_t Stream::params(const void* data, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& im = *impl_;
+  bytes = (bytes + 15) & ~15ull;
+  if (bytes > kParamsChunk) throw InvalidArgument("vkml: parameter block too large");
+  if (im.params_index < 0 || im.params_offset + bytes > kParamsChunk) {
+    if (im.params_index >= 0) im.params_chunks[im.params_index].busy_until = im.submitted + 1;
+    im.poll();
+    im.params_index = -1;
+    for (size_t i = 0; i < im.params_chunks.size(); ++i) {
+      if (im.params_chunks[i].busy_until <= im.completed) {
+        im.params_index = static_cast<int>(i);
+        break;
+      }
+    }
+    if (im.params_index < 0) {
+      HostBuffer hb;
+      hb.raw = im.vk.create_buffer(kParamsChunk, im.vk.params_type, true);
+      if (!hb.raw) throw OutOfMemoryError("vkml: out of memory for parameters", kParamsChunk, 0, 0, 0);
+      im.params_chunks.push_back(hb);
+      im.params_index = static_cast<int>(im.params_chunks.size() - 1);
+    }
+    im.params_chunks[im.params_index].busy_until = UINT64_MAX;  // in use until retired
+    im.params_offset = 0;
+  }
+  auto& chunk = im.params_chunks[im.params_index];
+  std::memcpy(static_cast<uint8_t*>(chunk.raw.mapped) + im.params_offset, data, bytes);
+  uint64_t addr = chunk.raw.address + im.params_offset;
+  im.params_offset += bytes;
+  return addr;
+}
+
+uint64_t Stream::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t before = impl_->submitted;
+  uint64_t v = impl_->submit(false);
+  if (v != before) submits_++;
+  return v;
+}
+
+void Stream::wait(uint64_t value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->wait(value);
+}
+
+uint64_t Stream::completed_value() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->poll();
+}
+
+uint64_t Stream::pending_value() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->current ? impl_->submitted + 1 : impl_->submitted;
+}
+
+uint32_t Stream::write_timestamp() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!impl_->queries) throw NotSupported("vkml: this device has no compute timestamps");
+  uint32_t id = impl_->next_query++ % kTimestampQueries;
+  VkCommandBuffer cb = impl_->begin();
+  vk::vkCmdResetQueryPool(cb, impl_->queries, id, 1);
+  vk::vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, impl_->queries, id);
+  return id;
+}
+
+double Stream::read_timestamp_ns(uint32_t id) {
+  synchronize();
+  uint64_t ticks = 0;
+  VKML_VK_CHECK(vk::vkGetQueryPoolResults(impl_->vk.device, impl_->queries, id, 1, sizeof(ticks),
+                                          &ticks, sizeof(ticks),
+                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  return static_cast<double>(ticks) * impl_->dev.caps().timestamp_period_ns;
+}
+
+}  // namespace vkml

@@ -1,0 +1,45 @@
+// The Vulkan objects behind one vkml::Device, shared by allocator, stream and pipeline cache.
+#pragma once
+#include <cstdint>
+#include <mutex>
+
+#include "vkml/device.h"
+#include "vulkan_api.h"
+
+namespace vkml {
+
+// A VkBuffer with its own memory, addressable by buffer device address.
+struct RawBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  void* mapped = nullptr;
+  explicit operator bool() const { return buffer != VK_NULL_HANDLE; }
+};
+
+struct VulkanDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkPhysicalDeviceMemoryProperties memory{};
+  int device_type = -1;   // device-local memory for tensors
+  int spill_type = -1;    // host memory the device can use, for spilling when device memory is full
+  int staging_type = -1;  // host-visible, coherent; cached when available (fast readback)
+  int params_type = -1;   // host-visible, coherent; device-local when available (BAR)
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  std::mutex queue_mutex;
+
+  // Creates a buffer with dedicated memory of `type`. Returns an empty RawBuffer when the
+  // driver is out of memory; throws on any other failure.
+  RawBuffer create_buffer(uint64_t size, int type, bool map);
+  void destroy_buffer(RawBuffer& b);
+  bool type_host_coherent(int type) const;
+};
+
+// Size of the push-constant block every pipeline layout declares (the guaranteed minimum).
+constexpr uint32_t kPushConstantBytes = 128;
+
+}  // namespace vkml
