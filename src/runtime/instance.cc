@@ -133,6 +133,7 @@ bool Instance::init(std::string* why) {
       return kind_rank(all_[a].caps.kind) < kind_rank(all_[b].caps.kind);
     });
   }
+  // An index may repeat: each entry becomes its own logical device (multi-device tests on one GPU).
   for (size_t i : order) {
     if (all_[i].caps.usable()) usable_.push_back(all_[i]);
   }

@@ -1,0 +1,95 @@
+"""The Python device API: torch.vkml, torch_vkml's torch-directml style functions, accelerator."""
+
+import pytest
+import torch
+
+import torch_vkml
+
+
+def test_availability_and_naming():
+    assert torch_vkml.is_available() and torch.vkml.is_available()
+    n = torch_vkml.device_count()
+    assert n >= 1 and torch.vkml.device_count() == n
+    assert torch_vkml.device() == torch.device("vkml", 0)
+    assert torch_vkml.device(0).type == "vkml"
+    assert torch_vkml.default_device() == 0
+    assert isinstance(torch_vkml.device_name(0), str) and torch_vkml.device_name(0)
+    assert torch_vkml.current_device() == 0
+    torch_vkml.set_device(0)
+    torch_vkml.synchronize()
+    torch.vkml.synchronize("vkml:0")
+
+
+def test_device_properties():
+    p = torch_vkml.get_device_properties(0)
+    assert p.name == torch_vkml.device_name(0)
+    assert p.total_memory > 0
+    assert p.subgroup_size > 0
+    assert isinstance(p.fp64, bool) and torch_vkml.has_float64_support(0) == p.fp64
+    assert torch_vkml.is_bf16_supported()
+    assert "vkml" not in repr(p) or p.name in repr(p)
+
+
+def test_bad_device_index_is_a_clear_error():
+    n = torch_vkml.device_count()
+    with pytest.raises(IndexError, match="invalid device index"):
+        torch_vkml.device(n)
+    with pytest.raises(IndexError, match="invalid device index"):
+        torch.empty(3, device=f"vkml:{n}")
+    with pytest.raises(IndexError):
+        torch_vkml.set_device(n + 3)
+    with pytest.raises(IndexError):
+        torch.zeros(2).to(f"vkml:{n}")
+
+
+def test_generated_methods():
+    x = torch.arange(6, dtype=torch.float32)
+    y = x.vkml()
+    assert y.is_vkml and not x.is_vkml
+    assert y.device == torch.device("vkml", 0)
+    m = torch.nn.Linear(3, 2).vkml()
+    assert all(p.is_vkml for p in m.parameters())
+    s = x.untyped_storage().vkml()
+    assert s.device.type == "vkml" and s.nbytes() == x.untyped_storage().nbytes()
+
+
+def test_accelerator_api():
+    if not hasattr(torch, "accelerator"):
+        pytest.skip("this torch has no torch.accelerator")
+    assert torch.accelerator.is_available()
+    assert torch.accelerator.current_accelerator().type == "vkml"
+    assert torch.accelerator.device_count() == torch_vkml.device_count()
+    torch.accelerator.synchronize()
+    x = torch.ones(1000, device="vkml")
+    assert torch.accelerator.memory_allocated() >= x.numel() * 4
+    stream = torch.accelerator.current_stream()
+    assert stream.device.type == "vkml"
+    event = torch.Event(device="vkml")
+    event.record()
+    event.synchronize()
+    assert event.query()
+
+
+def test_streams_and_events_order_work():
+    a = torch.randn(1000)
+    x = a.to("vkml")
+    s = torch.Stream(device="vkml")
+    with torch.accelerator.device_index(0):
+        e = torch.Event(device="vkml")
+        x.fill_(2.5)
+        e.record(s)
+        e.synchronize()
+    assert torch.all(x.cpu() == 2.5)
+
+
+def test_directml_style_tutorial_code():
+    import torch_vkml as torch_directml
+
+    dml = torch_directml.device(torch_directml.default_device())
+    a = torch.randn(1000, 1)
+    b = a.to(dtype=torch.float32, device=dml)
+    assert torch_directml.device_name(0)
+    assert torch_directml.is_available()
+    assert torch_directml.device_count() >= 1
+    assert torch_directml.gpu_memory(0)[0] >= 0
+    assert torch.equal(b.cpu(), a)

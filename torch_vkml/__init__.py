@@ -1,0 +1,60 @@
+"""vkml: a PyTorch device on Vulkan compute.
+
+    import torch, torch_vkml
+    x = torch.randn(4, 4, device="vkml")        # or torch_vkml.device()
+    model.to("vkml")
+
+It also answers torch-directml's API, so `import torch_vkml as torch_directml` runs code written
+for DirectML unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import _C  # registers the allocator, guard, hooks and kernels (static initialisers)
+
+if torch._C._get_privateuse1_backend_name() != "vkml":
+    torch.utils.rename_privateuse1_backend("vkml")
+
+from . import _device as vkml  # noqa: E402  (needs the backend name first)
+from ._device import (  # noqa: E402,F401
+    current_device,
+    default_device,
+    device,
+    device_count,
+    device_name,
+    empty_cache,
+    fallback_stats,
+    get_device_properties,
+    get_rng_state,
+    gpu_memory,
+    has_float64_support,
+    initial_seed,
+    is_available,
+    is_bf16_supported,
+    manual_seed,
+    manual_seed_all,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_fallback_stats,
+    reset_peak_memory_stats,
+    seed,
+    set_device,
+    set_memory_limit,
+    set_rng_state,
+    synchronize,
+)
+
+torch._register_device_module("vkml", vkml)
+_unsupported = [torch.complex32, torch.complex64, torch.complex128, torch.quint8, torch.qint8,
+                torch.qint32, torch.quint4x2, torch.quint2x4]
+torch.utils.generate_methods_for_privateuse1_backend(
+    for_tensor=True, for_module=True, for_storage=True, unsupported_dtype=_unsupported)
+
+__all__ = [name for name in dir(vkml) if not name.startswith("_")]
+__version__ = "0.1.0"

@@ -1,0 +1,55 @@
+// Shared helpers of the torch bridge: ATen tensors to core descriptors, and core errors to
+// PyTorch's exception types. The bridge never touches Vulkan directly.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/util/Exception.h>
+
+#include <string>
+
+#include "vkml/device.h"
+#include "vkml/errors.h"
+#include "vkml/ops.h"
+#include "vkml/runtime.h"
+#include "vkml/tensor.h"
+
+namespace torch_vkml {
+
+constexpr c10::DeviceType kVkml = c10::DeviceType::PrivateUse1;
+
+// The device the current thread works on (torch.vkml.set_device / device guard).
+c10::DeviceIndex current_device();
+void set_current_device(c10::DeviceIndex index);
+c10::DeviceIndex device_count() noexcept;
+
+// Runs `fn`, turning core errors into the exception types PyTorch users expect.
+template <typename Fn>
+auto translate_errors(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const vkml::OutOfMemoryError& e) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, e.what());
+  } catch (const vkml::NoDeviceError& e) {
+    TORCH_CHECK_INDEX(false, e.what());
+  } catch (const vkml::NotSupported& e) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, e.what());
+  } catch (const vkml::InvalidArgument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  } catch (const vkml::Error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+// The runtime device behind a vkml tensor or index (created on first use).
+vkml::Device& core_device(c10::DeviceIndex index);
+inline vkml::Device& core_device(const at::Tensor& t) { return core_device(t.device().index()); }
+
+bool is_supported_dtype(at::ScalarType t);
+vkml::DType to_core_dtype(at::ScalarType t);
+
+// Sizes, strides (elements) and the address of the first element, passed through unchanged.
+vkml::TensorDesc to_desc(const at::Tensor& t);
+
+vkml::Scalar to_core_scalar(const c10::Scalar& s);
+
+}  // namespace torch_vkml
