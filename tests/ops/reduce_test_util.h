@@ -121,9 +121,9 @@ struct TestTensor {
   double value(int64_t i) const { return bits_to_double(dtype, bits[index_of(i)]); }
   int64_t ivalue(int64_t i) const { return bits_to_int(dtype, bits[index_of(i)]); }
   void set(int64_t i, double v) {
-    bits[index_of(i)] = ops::scalar_bits(dtype, dtype_is_float(dtype) ? Scalar::from_double(v)
-                                                                      : Scalar::from_int(
-                                                                            static_cast<int64_t>(v)));
+    Scalar s = dtype_is_float(dtype) ? Scalar::from_double(v)
+                                     : Scalar::from_int(static_cast<int64_t>(v));
+    bits[index_of(i)] = ops::scalar_bits(dtype, s);
   }
 
   // Random data: normal floats, small integers in [lo, hi].

@@ -44,7 +44,8 @@ class Structured final : public Meta {
                   const at::TensorOptions& options) {
     at::Tensor& out = outputs_[i];
     if (mode_ == Mode::kFunctional) {
-      out = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+      out = strides.empty() ? at::empty(sizes, options)
+                            : at::empty_strided(sizes, strides, options);
       return;
     }
     if (mode_ == Mode::kInplace) {

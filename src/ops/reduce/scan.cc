@@ -136,7 +136,8 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
     stream.dispatch(pipe, gx, gy, 1, &addr, sizeof(addr), reads, writes);
   };
   if (per_thread) {
-    uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(ceil_div(nlines, kWorkgroup), kMaxGroups));
+    int64_t groups = ceil_div(nlines, kWorkgroup);
+    uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroups));
     launch(VKML_SCAN_STAGE_LINES, gx, 1, {&src_range, 1}, {outs, extreme ? 2u : 1u});
     return;
   }
