@@ -58,11 +58,13 @@ struct ReducePlan {
 ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t kept_stride,
                        const DeviceCaps& caps);
 
-// For tests: force a thread layout or a number of splits (0 / -1 = let plan_reduce decide).
+// For tests: force a thread layout, a number of splits (0 / -1 = let plan_reduce decide) or the
+// 64-bit index arithmetic that only tensors with more than 2^31 elements need.
 struct ReduceOverride {
   int ox_log2 = -1;
   int ox_fast = -1;
   uint32_t splits = 0;
+  bool idx64 = false;
 };
 
 void reduce(Device& dev, const ReduceArgs& args, const ReduceOverride& force = {});
@@ -89,6 +91,7 @@ struct ScanArgs {
 struct ScanOverride {
   int per_thread = -1;  // 1: one thread per line, 0: a workgroup per line
   uint32_t splits = 0;  // blocks per line (> 1: block totals first, then carried in)
+  bool idx64 = false;   // 64-bit index arithmetic (tests)
 };
 
 void scan(Device& dev, const ScanArgs& args, const ScanOverride& force = {});

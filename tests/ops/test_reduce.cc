@@ -275,7 +275,9 @@ TEST_F(ReduceTest, SumEveryLayoutAndDimSet) {
       {{53, 37}, {1, 53}, {1}},  {{6, 10}, {20, 2}, {1}},       {{3, 1, 300}, {}, {2}},
       {{300}, {}, {0}},          {{4, 5, 6, 7}, {}, {1, 3}},    {{2, 3}, {0, 1}, {0}},
   };
-  std::vector<ops::ReduceOverride> forces = {{}, {0, 0, 0}, {8, 1, 0}, {3, 1, 0}, {2, 0, 3}};
+  std::vector<ops::ReduceOverride> forces = {{},           {0, 0, 0},       {8, 1, 0},
+                                             {3, 1, 0},    {2, 0, 3},       {-1, -1, 0, true},
+                                             {1, 0, 2, true}};
   for (const Shape& s : shapes) {
     for (const auto& f : forces) {
       Case c;

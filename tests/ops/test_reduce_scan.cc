@@ -119,7 +119,7 @@ TEST_F(ScanTest, CumsumEveryLayout) {
   std::vector<Shape> shapes = {{{2500}, {}, 0},       {{7, 1100}, {}, 1},   {{1100, 7}, {}, 0},
                                {{30, 40}, {1, 30}, 1}, {{5, 6, 300}, {}, 2}, {{3, 9}, {}, 0},
                                {{}, {}, 0}};
-  std::vector<ops::ScanOverride> forces = {{}, {1, 0}, {0, 0}, {0, 3}};
+  std::vector<ops::ScanOverride> forces = {{}, {1, 0}, {0, 0}, {0, 3}, {1, 0, true}, {0, 2, true}};
   for (const Shape& s : shapes) {
     for (const auto& f : forces) {
       ScanCase c;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <string>
 
@@ -225,7 +226,7 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
                      (a.out0.address && a.out0.dtype == DType::kF64) ||
                      (a.out1.address && a.out1.dtype == DType::kF64);
   std::string shader = variant_name("reduce", acc_kind(vdt), touches_f64);
-  bool idx64 = g.nout > kInt31 || g.nred > kInt31;
+  bool idx64 = force.idx64 || g.nout > kInt31 || g.nred > kInt31;
   uint32_t spec[] = {kWorkgroup,
                      static_cast<uint32_t>(a.op),
                      static_cast<uint32_t>(a.src.dtype),
@@ -250,8 +251,10 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   p.src = a.src.address;
   p.out0 = a.out0.address;
   p.out1 = a.out1.address;
-  p.p = a.p;
-  p.correction = a.correction;
+  std::memcpy(&p.p_bits, &a.p, 8);
+  std::memcpy(&p.correction_bits, &a.correction, 8);
+  p.p_f32 = static_cast<float>(a.p);
+  p.correction_f32 = static_cast<float>(a.correction);
   p.norm_kind = norm_kind(a.p);
   MemRange src_range{a.src.address, a.src.span_bytes()};
   MemRange outs[2];

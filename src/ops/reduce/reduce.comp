@@ -47,6 +47,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) buffer PState { Sta
 #endif
 
 const bool kArg = OP == VKML_RED_ARGMAX || OP == VKML_RED_ARGMIN;
+// Norm order, copied from the parameters once per thread (read per element).
+uint g_norm_kind;
+V g_p, g_correction;
 const bool kWelford = OP == VKML_RED_VAR || OP == VKML_RED_STD;
 
 State init_state() {
@@ -113,7 +116,7 @@ State combine(State s, State t) {
     }
 #endif
   } else if (OP == VKML_RED_NORM) {
-    uint kind = pc.p.norm_kind;
+    uint kind = g_norm_kind;
     if (kind == VKML_NORM_INF || kind == VKML_NORM_NEG_INF) {
       if (t.n != 0 && (s.n == 0 || beats(t.a, s.a, kind == VKML_NORM_INF))) s.a = t.a;
       s.n |= t.n;
@@ -157,13 +160,13 @@ State element_state(V x, int64_t r) {
 #endif
   }
   if (OP == VKML_RED_NORM) {
-    uint kind = pc.p.norm_kind;
+    uint kind = g_norm_kind;
     V ax = abs(x);
     if (kind == VKML_NORM_1 || kind == VKML_NORM_INF || kind == VKML_NORM_NEG_INF) t.a = ax;
     if (kind == VKML_NORM_2) t.a = ax * ax;
     if (kind == VKML_NORM_0) t.a = nonzero(x) ? V(1) : V(0);
 #ifndef V_INT
-    if (kind == VKML_NORM_P) t.a = v_pow(ax, V(pc.p.p));
+    if (kind == VKML_NORM_P) t.a = v_pow(ax, g_p);
 #endif
   }
   return t;
@@ -175,16 +178,16 @@ void write_outputs(State s, int64_t off0, int64_t off1) {
 #ifndef V_INT
   if (OP == VKML_RED_MEAN) out0 = pc.p.count == 0 ? v_nan() : s.a / V(pc.p.count);
   if (kWelford) {
-    V dof = max(V(0), V(s.n) - V(pc.p.correction));
+    V dof = max(V(0), V(s.n) - g_correction);
     V var = dof > V(0) ? s.b / dof : (s.b == V(0) || is_nan(s.b) ? v_nan() : v_pos_inf());
     if (s.n == 0) var = v_nan();
     out0 = OP == VKML_RED_STD ? v_sqrt(var) : var;
     out1 = s.n == 0 ? v_nan() : s.a;
   }
   if (OP == VKML_RED_NORM) {
-    uint kind = pc.p.norm_kind;
+    uint kind = g_norm_kind;
     if (kind == VKML_NORM_2) out0 = v_sqrt(s.a);
-    if (kind == VKML_NORM_P) out0 = v_pow(s.a, V(1.0 / pc.p.p));
+    if (kind == VKML_NORM_P) out0 = v_pow(s.a, V(1) / g_p);
   }
   if (OP == VKML_RED_LOGSUMEXP) {
     if (!is_nan(s.a) && !isinf(s.a)) out0 = s.a + v_log(s.b);
@@ -218,10 +221,10 @@ State shared_state(uint slot) {
   return s;
 }
 
-// Offset (in elements) of reduced index r from the output's base in src.
+// Offset (in elements) of reduced index r from the output's base in src, for two or more
+// reduced dims (one dim is a multiply, done inline by the caller).
 int64_t reduced_offset(int64_t r) {
   uint nd = pc.p.red_ndim;
-  if (nd == 1u) return r * pc.p.src_red_strides[0];
   int64_t off = 0;
   if (IDX64) {
     for (int d = int(nd) - 1; d >= 0; --d) {
@@ -262,6 +265,14 @@ void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t 
 }
 
 void main() {
+  g_norm_kind = pc.p.norm_kind;
+#ifdef V_DOUBLE
+  g_p = packDouble2x32(uvec2(uint(pc.p.p_bits), uint(pc.p.p_bits >> 32)));
+  g_correction = packDouble2x32(uvec2(uint(pc.p.correction_bits), uint(pc.p.correction_bits >> 32)));
+#else
+  g_p = V(pc.p.p_f32);
+  g_correction = V(pc.p.correction_f32);
+#endif
   const uint wg = gl_WorkGroupSize.x;
   uint t = gl_LocalInvocationID.x;
   uint ox_log2 = pc.p.ox_log2;
@@ -294,8 +305,13 @@ void main() {
           s = combine(s, PState(states + uint64_t(r) * uint64_t(STATE_BYTES)).s);
         }
       } else {
+        // Parameters used per element live in registers, not behind the params pointer.
+        uint64_t src = pc.p.src;
+        bool one_dim = pc.p.red_ndim <= 1u;
+        int64_t stride = pc.p.red_ndim == 1u ? pc.p.src_red_strides[0] : 0;
         for (int64_t r = r_begin + int64_t(ry); r < r_end; r += int64_t(ry_count)) {
-          V x = load_as(IN_DT, pc.p.src, src_off + reduced_offset(r));
+          int64_t off = src_off + (one_dim ? r * stride : reduced_offset(r));
+          V x = load_as(IN_DT, src, off);
           if (CMP_DT != IN_DT) x = round_through(CMP_DT, x);
           s = combine(s, element_state(x, r));
         }

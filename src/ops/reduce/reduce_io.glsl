@@ -38,7 +38,14 @@ V load_as(uint dt, uint64_t base, int64_t index) {
   if (dt == DT_I16) return V(PI16(elem_addr(base, index, 2)).v);
   if (dt == DT_I32) return V(PI32(elem_addr(base, index, 4)).v);
   if (dt == DT_I64) return V(PI64(elem_addr(base, index, 8)).v);
-  return PU8(elem_addr(base, index, 1)).v != uint8_t(0) ? V(1) : V(0);  // DT_BOOL
+  return uint(PU8(elem_addr(base, index, 1)).v) != 0u ? V(1) : V(0);  // DT_BOOL
+}
+
+// Two's-complement wrap of an integer to `bits` bits (bit arithmetic keeps 8/16-bit types out
+// of registers, so no Int8/Int16 capability is needed).
+int64_t wrap_signed(int64_t x, int bits) {
+  int64_t m = (1l << bits) - 1l, h = 1l << (bits - 1);
+  return ((x & m) ^ h) - h;
 }
 
 // x rounded through dtype dt, as PyTorch casts the input to the computation dtype first.
@@ -52,16 +59,14 @@ V round_through(uint dt, V x) {
   if (dt == DT_I64) return V(int64_t(x));
   if (dt == DT_BOOL) return nonzero(x) ? V(1) : V(0);
 #ifdef V_INT
-  if (dt == DT_I32) return V(int32_t(x));
-  if (dt == DT_I16) return V(int16_t(x));
-  if (dt == DT_I8) return V(int8_t(x));
-  return V(uint8_t(x));  // DT_U8
+  int64_t i = x;
 #else
-  if (dt == DT_I32) return V(int32_t(x));
-  if (dt == DT_I16) return V(int16_t(int32_t(x)));
-  if (dt == DT_I8) return V(int8_t(int32_t(x)));
-  return V(uint8_t(int64_t(x)));  // DT_U8
+  int64_t i = dt == DT_U8 ? int64_t(x) : int64_t(int32_t(x));  // c10's float -> int casts
 #endif
+  if (dt == DT_I32) return V(wrap_signed(i, 32));
+  if (dt == DT_I16) return V(wrap_signed(i, 16));
+  if (dt == DT_I8) return V(wrap_signed(i, 8));
+  return V(i & 0xFFl);  // DT_U8
 }
 
 // Writes v as element `index` of a tensor of dtype dt, with C++ static_cast semantics.
@@ -81,22 +86,21 @@ void store_as(uint dt, uint64_t base, int64_t index, V v) {
   } else if (dt == DT_I32) {
     PI32(elem_addr(base, index, 4)).v = int32_t(v);
   } else if (dt == DT_BOOL) {
-    PU8(elem_addr(base, index, 1)).v = nonzero(v) ? uint8_t(1) : uint8_t(0);
+    PU8(elem_addr(base, index, 1)).v = uint8_t(nonzero(v) ? 1u : 0u);
+  } else {
+    // Narrow integers: c10's float casts go through int32 (int8/int16) or int64 (uint8).
 #ifdef V_INT
-  } else if (dt == DT_I16) {
-    PI16(elem_addr(base, index, 2)).v = int16_t(v);
-  } else if (dt == DT_I8) {
-    PI8(elem_addr(base, index, 1)).v = int8_t(v);
-  } else {
-    PU8(elem_addr(base, index, 1)).v = uint8_t(v);
+    int64_t i = v;
 #else
-  } else if (dt == DT_I16) {
-    PI16(elem_addr(base, index, 2)).v = int16_t(int32_t(v));
-  } else if (dt == DT_I8) {
-    PI8(elem_addr(base, index, 1)).v = int8_t(int32_t(v));
-  } else {
-    PU8(elem_addr(base, index, 1)).v = uint8_t(int64_t(v));
+    int64_t i = dt == DT_U8 ? int64_t(v) : int64_t(int32_t(v));
 #endif
+    if (dt == DT_I16) {
+      PI16(elem_addr(base, index, 2)).v = int16_t(int32_t(i));
+    } else if (dt == DT_I8) {
+      PI8(elem_addr(base, index, 1)).v = int8_t(int32_t(i));
+    } else {
+      PU8(elem_addr(base, index, 1)).v = uint8_t(uint(i));
+    }
   }
 }
 

@@ -71,8 +71,12 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Red
   int64_t out1_kept_strides[VKML_REDUCE_MAX_DIMS];
   int64_t red_sizes[VKML_REDUCE_MAX_DIMS];
   int64_t src_red_strides[VKML_REDUCE_MAX_DIMS];
-  double p;
-  double correction;
+  // Norm order and variance correction as double bits (f64 variants) and as floats, so that
+  // variants without fp64 never touch a double.
+  uint64_t p_bits;
+  uint64_t correction_bits;
+  float p_f32;
+  float correction_f32;
   uint32_t kept_ndim;
   uint32_t red_ndim;
   uint32_t ox_log2;  // outputs per workgroup = 1 << ox_log2; the rest of the threads split r
@@ -109,8 +113,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Sca
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(ReduceParams) == 8 * 8 + 6 * 8 * VKML_REDUCE_MAX_DIMS + 2 * 8 + 8 * 4);
-static_assert(offsetof(ReduceParams, p) == 8 * 8 + 6 * 8 * VKML_REDUCE_MAX_DIMS);
+static_assert(sizeof(ReduceParams) == 8 * 8 + 6 * 8 * VKML_REDUCE_MAX_DIMS + 2 * 8 + 10 * 4);
+static_assert(offsetof(ReduceParams, p_bits) == 8 * 8 + 6 * 8 * VKML_REDUCE_MAX_DIMS);
+static_assert(offsetof(ReduceParams, kept_ndim) == offsetof(ReduceParams, p_f32) + 8);
 static_assert(sizeof(ScanParams) == 10 * 8 + 4 * 8 * VKML_REDUCE_MAX_DIMS + 4 * 4);
 static_assert(offsetof(ScanParams, line_ndim) == 10 * 8 + 4 * 8 * VKML_REDUCE_MAX_DIMS);
 }  // namespace vkml::ops

@@ -116,7 +116,7 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
   bool touches_f64 = src.dtype == DType::kF64 || vdt == DType::kF64 ||
                      a.out0.dtype == DType::kF64;
   std::string shader = variant_name("scan", acc_kind(vdt), touches_f64);
-  bool idx64 = nlines > kInt31 || len > kInt31;
+  bool idx64 = force.idx64 || nlines > kInt31 || len > kInt31;
   uint32_t spec[] = {kWorkgroup,
                      static_cast<uint32_t>(a.op),
                      static_cast<uint32_t>(src.dtype),
