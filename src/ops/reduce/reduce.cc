@@ -144,9 +144,6 @@ void validate(const Device& dev, const ReduceArgs& a) {
   if (is_index_op(a.op) && a.out1.address && a.out1.dtype != DType::kI64) {
     throw InvalidArgument("vkml: argmax/argmin indices must be int64");
   }
-  if (a.out0.address == 0 && a.out1.address == 0) {
-    throw InvalidArgument("vkml: a reduction needs at least one output");
-  }
 }
 
 void fill_params(ReduceParams* p, const Geometry& g) {
@@ -218,6 +215,9 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   validate(dev, a);
   Geometry g = make_geometry(a);
   if (g.nout == 0) return;
+  if (a.out0.address == 0 && a.out1.address == 0) {
+    throw InvalidArgument("vkml: a reduction needs at least one output");
+  }
   if (g.nred == 0 && needs_elements(a.op)) {
     throw InvalidArgument("vkml: max/min/argmax/argmin of an empty reduction has no identity");
   }
@@ -278,7 +278,8 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
     return;
   }
   // Two passes: partial states per (output, split), then one combining pass.
-  uint64_t state_bytes = acc_kind(vdt) == AccKind::kF32 && shader == "reduce_f32" ? 16 : 24;
+  // One accumulator state: two values of the accumulator type and an int64 (reduce.comp State).
+  uint64_t state_bytes = shader == "reduce_f32" ? 16 : 24;
   uint64_t partial_bytes = static_cast<uint64_t>(g.nout) * plan.splits * state_bytes;
   uint64_t partial = dev.allocate(partial_bytes);
   MemRange partial_range{partial, partial_bytes};

@@ -83,17 +83,22 @@ State combine(State e, State l) {
   return e;
 }
 
+// Parameters used per element, copied once per thread: the stores below could alias the
+// parameter block as far as the compiler knows, which would force a reload after each one.
+uint64_t g_src, g_out0, g_out1;
+int64_t g_src_stride, g_out0_stride, g_out1_stride, g_len;
+
 State element(int64_t src_base, int64_t i) {
   State s;
-  s.a = load_as(IN_DT, pc.p.src, src_base + i * pc.p.src_stride);
+  s.a = load_as(IN_DT, g_src, src_base + i * g_src_stride);
   if (CMP_DT != IN_DT) s.a = round_through(CMP_DT, s.a);
   s.n = i;
   return s;
 }
 
 void write(int64_t base0, int64_t base1, int64_t i, State s) {
-  store_as(OUT0_DT, pc.p.out0, base0 + i * pc.p.out0_stride, s.a);
-  if (kExtreme) PI64(elem_addr(pc.p.out1, base1 + i * pc.p.out1_stride, 8)).v = s.n;
+  store_as(OUT0_DT, g_out0, base0 + i * g_out0_stride, s.a);
+  if (kExtreme) PI64(elem_addr(g_out1, base1 + i * g_out1_stride, 8)).v = s.n;
 }
 
 void line_offsets(int64_t line, out int64_t s_off, out int64_t off0, out int64_t off1) {
@@ -137,7 +142,7 @@ void scan_lines_per_thread() {
     int64_t s_off, off0, off1;
     line_offsets(line, s_off, off0, off1);
     State s = identity();
-    for (int64_t i = 0; i < pc.p.len; ++i) {
+    for (int64_t i = 0; i < g_len; ++i) {
       s = combine(s, element(s_off, i));
       write(off0, off1, i, s);
     }
@@ -150,7 +155,7 @@ void scan_blocks() {
   bool totals_only = pc.p.stage == VKML_SCAN_STAGE_TOTALS;
   int64_t split = int64_t(gl_WorkGroupID.y);
   int64_t begin = split * pc.p.block;
-  int64_t end = min(pc.p.len, begin + pc.p.block);
+  int64_t end = min(g_len, begin + pc.p.block);
   for (int64_t line = int64_t(gl_WorkGroupID.x); line < pc.p.nlines;
        line += int64_t(gl_NumWorkGroups.x)) {
     int64_t s_off, off0, off1;
@@ -201,6 +206,13 @@ void scan_blocks() {
 }
 
 void main() {
+  g_src = pc.p.src;
+  g_out0 = pc.p.out0;
+  g_out1 = pc.p.out1;
+  g_src_stride = pc.p.src_stride;
+  g_out0_stride = pc.p.out0_stride;
+  g_out1_stride = pc.p.out1_stride;
+  g_len = pc.p.len;
   if (pc.p.per_thread != 0u) {
     scan_lines_per_thread();
   } else {
