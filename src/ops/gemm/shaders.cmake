@@ -1,0 +1,18 @@
+# Shader variants of the gemm family (see cmake/Shaders.cmake). Names: gemm_<kernel>_<in>_<out>.
+set(_dir ${CMAKE_CURRENT_LIST_DIR})
+# (input dtype, output dtype): same dtype, plus fp32 outputs of half inputs (accumulating buffers).
+set(_gemm_pairs f32:f32 f16:f16 f16:f32 bf16:bf16 bf16:f32 f64:f64)
+foreach(pair IN LISTS _gemm_pairs)
+  string(REPLACE ":" ";" _p ${pair})
+  list(GET _p 0 in)
+  list(GET _p 1 out)
+  string(TOUPPER ${in} I)
+  string(TOUPPER ${out} O)
+  set(_defs IN_${I} OUT_${O})
+  if(in STREQUAL f64)
+    list(APPEND _defs VKML_USE_FP64)
+  endif()
+  foreach(kernel tiled gemv)
+    vkml_shader(NAME gemm_${kernel}_${in}_${out} SOURCE ${_dir}/gemm_${kernel}.comp DEFINES ${_defs} INCLUDE ${_dir})
+  endforeach()
+endforeach()
