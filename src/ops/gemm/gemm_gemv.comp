@@ -41,8 +41,10 @@ void main() {
         const uint64_t a_row = elem_addr(A, b0, b1, r, 0, IN_SIZE);
         const uint64_t x = elem_addr(B, b0, b1, 0, 0, IN_SIZE);
         const int64_t a_step = A.col * IN_SIZE, x_step = B.row * IN_SIZE;
-        for (int64_t k = lane; k < K; k += LANES) {
-          sum = fma(load_in(a_row + uint64_t(k * a_step)), load_in(x + uint64_t(k * x_step)), sum);
+        uint64_t pa = a_row + uint64_t(lane * a_step), px = x + uint64_t(lane * x_step);
+        const uint64_t da = uint64_t(LANES * a_step), dx = uint64_t(LANES * x_step);
+        for (int64_t k = lane; k < K; k += LANES, pa += da, px += dx) {
+          sum = fma(load_in(pa), load_in(px), sum);
         }
       }
       partial[slot] = sum;
