@@ -35,13 +35,13 @@ struct MatrixView {
 struct GemmDesc {
   int64_t m = 0, n = 0, k = 0;
   int64_t batch[kGemmBatchDims] = {1, 1};  // outer, inner batch sizes
-  DType in_dtype = DType::kF32;   // A and B
-  DType out_dtype = DType::kF32;  // C, C_in and bias
-  MatrixView a;     // m x k
-  MatrixView b;     // k x n
-  MatrixView c;     // m x n, written
-  MatrixView c_in;  // m x n, read when beta != 0 (may alias c exactly)
-  MatrixView bias;  // m x n (usually one stride 0), added unscaled
+  DType in_dtype = DType::kF32;            // A and B
+  DType out_dtype = DType::kF32;           // C, C_in and bias
+  MatrixView a;                            // m x k
+  MatrixView b;                            // k x n
+  MatrixView c;                            // m x n, written
+  MatrixView c_in;                         // m x n, read when beta != 0 (may alias c exactly)
+  MatrixView bias;                         // m x n (usually one stride 0), added unscaled
   double alpha = 1.0, beta = 0.0;
 };
 
@@ -52,7 +52,7 @@ enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat };
 struct GemmPlan {
   GemmKernel kernel = GemmKernel::kTiled;
   std::string shader;
-  std::vector<uint32_t> spec;  // spec[0] is the workgroup size
+  std::vector<uint32_t> spec;       // spec[0] is the workgroup size
   uint32_t tile_m = 1, tile_n = 1;  // output block of one workgroup
   uint32_t shared_bytes = 0;
   GemmDesc problem;
@@ -60,8 +60,9 @@ struct GemmPlan {
 };
 
 // Pure: depends only on the descriptor, the capabilities and which shaders exist in this build.
-GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
-                          const std::function<bool(const std::string&)>& shader_exists = has_shader);
+GemmPlan choose_gemm_plan(
+    const GemmDesc& desc, const DeviceCaps& caps,
+    const std::function<bool(const std::string&)>& shader_exists = has_shader);
 
 // Checks the descriptor (throws InvalidArgument / NotSupported) without recording anything.
 void validate_gemm(const GemmDesc& desc, const DeviceCaps& caps);

@@ -38,7 +38,8 @@ inline double decode_float(DType t, const uint8_t* p) {
                              : std::ldexp(man | 0x400, exp - 25);
       return (h & 0x8000) ? -v : v;
     }
-    default: return NAN;
+    default:
+      return NAN;
   }
 }
 
@@ -74,9 +75,12 @@ struct HostFloats {
 // Tolerance of a result stored in dtype t, relative to the result's magnitude.
 inline double rel_tolerance(DType t) {
   switch (t) {
-    case DType::kF64: return 1e-10;
-    case DType::kF32: return 1e-4;
-    default: return 1e-2;
+    case DType::kF64:
+      return 1e-10;
+    case DType::kF32:
+      return 1e-4;
+    default:
+      return 1e-2;
   }
 }
 

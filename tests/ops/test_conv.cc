@@ -89,7 +89,10 @@ struct ConvData {
         xs(shape(g.n, g.cin, c.in_size, g.spatial)),
         ws(shape(g.cout, g.cin / g.groups, c.kernel, g.spatial)),
         ys(shape(g.n, g.cout, c.out_size, g.spatial)),
-        x(t, numel(xs)), w(t, numel(ws)), y(t, numel(ys)), b(t, g.cout) {
+        x(t, numel(xs)),
+        w(t, numel(ws)),
+        y(t, numel(ys)),
+        b(t, g.cout) {
     x.randomize(11), w.randomize(12), y.randomize(13), b.randomize(14);
   }
 };
@@ -131,7 +134,8 @@ class ConvTest : public DeviceTest {
 
     DeviceBuffer bx(dev(), d.x.bytes.size() + 8), bw(dev(), d.w.bytes.size() + 8);
     DeviceBuffer by(dev(), d.y.bytes.size() + 8), bb(dev(), d.b.bytes.size() + 8);
-    DeviceBuffer out(dev(), std::max(d.x.bytes.size(), std::max(d.y.bytes.size(), d.w.bytes.size())) + 8);
+    DeviceBuffer out(dev(),
+                     std::max(d.x.bytes.size(), std::max(d.y.bytes.size(), d.w.bytes.size())) + 8);
     TensorDesc x = desc(bx.address, t, d.xs), w = desc(bw.address, t, d.ws);
     TensorDesc gy = desc(by.address, t, d.ys), bias = desc(bb.address, t, {g.cout});
     HostFloats x_up = d.x;
@@ -150,8 +154,8 @@ class ConvTest : public DeviceTest {
     d.y.upload(dev(), by.address), d.b.upload(dev(), bb.address);
     const double tol = rel_tolerance(t);
     auto name = [&](const char* pass) {
-      return std::string(pass) + " " + std::string(dtype_name(t)) + " spatial=" +
-             std::to_string(g.spatial) + " groups=" + std::to_string(g.groups);
+      return std::string(pass) + " " + std::string(dtype_name(t)) +
+             " spatial=" + std::to_string(g.spatial) + " groups=" + std::to_string(g.groups);
     };
 
     ops::conv_forward(dev(), c, x, w, &bias, desc(out.address, t, d.ys));

@@ -62,8 +62,8 @@ TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
       EXPECT_EQ(p.kernel, GemmKernel::kTiled) << s;
       EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
       EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[4]) * (p.spec[2] / p.spec[5]));
-      EXPECT_EQ(p.shader, "gemm_tiled_" + std::string(dtype_name(t)) + "_" +
-                              std::string(dtype_name(t)));
+      EXPECT_EQ(p.shader,
+                "gemm_tiled_" + std::string(dtype_name(t)) + "_" + std::string(dtype_name(t)));
     }
   }
   // Big problems get the big tile, small ones a small tile.
@@ -127,9 +127,9 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   // fp32, f64 and tiny problems never use it.
   EXPECT_EQ(ops::choose_gemm_plan(shape(512, 512, 512), caps, all_shaders).kernel,
             GemmKernel::kTiled);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders)
-                .kernel,
-            GemmKernel::kTiled);
+  EXPECT_EQ(
+      ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders).kernel,
+      GemmKernel::kTiled);
   // No coopmat on lavapipe.
   EXPECT_EQ(ops::choose_gemm_plan(f16, lavapipe_like(), all_shaders).kernel, GemmKernel::kTiled);
 }
@@ -158,8 +158,12 @@ Operand make_operand(Layout l, int64_t rows, int64_t cols, const int64_t* batch)
   Operand o;
   int64_t mat;
   switch (l) {
-    case Layout::kRowMajor: o.view.row_stride = cols, o.view.col_stride = 1, mat = rows * cols; break;
-    case Layout::kColMajor: o.view.row_stride = 1, o.view.col_stride = rows, mat = rows * cols; break;
+    case Layout::kRowMajor:
+      o.view.row_stride = cols, o.view.col_stride = 1, mat = rows * cols;
+      break;
+    case Layout::kColMajor:
+      o.view.row_stride = 1, o.view.col_stride = rows, mat = rows * cols;
+      break;
     case Layout::kStrided:  // neither stride is 1, with gaps
       o.view.row_stride = 2 * cols + 3, o.view.col_stride = 2, mat = rows * (2 * cols + 3) + 1;
       break;
@@ -263,18 +267,17 @@ class GemmTest : public DeviceTest {
   }
 
   void check(const GemmCase& g, const char* what) {
-    EXPECT_LE(run(g), rel_tolerance(g.out))
-        << what << " m=" << g.m << " n=" << g.n << " k=" << g.k << " " << dtype_name(g.in) << "->"
-        << dtype_name(g.out);
+    EXPECT_LE(run(g), rel_tolerance(g.out)) << what << " m=" << g.m << " n=" << g.n << " k=" << g.k
+                                            << " " << dtype_name(g.in) << "->" << dtype_name(g.out);
   }
 };
 
 }  // namespace
 
 TEST_F(GemmTest, OddSizesEveryDtype) {
-  const std::pair<DType, DType> pairs[] = {{DType::kF32, DType::kF32}, {DType::kF16, DType::kF16},
-                                           {DType::kF16, DType::kF32}, {DType::kBF16, DType::kBF16},
-                                           {DType::kBF16, DType::kF32}, {DType::kF64, DType::kF64}};
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kF32, DType::kF32},   {DType::kF16, DType::kF16},  {DType::kF16, DType::kF32},
+      {DType::kBF16, DType::kBF16}, {DType::kBF16, DType::kF32}, {DType::kF64, DType::kF64}};
   for (auto [in, out] : pairs) {
     if (!dev().caps().supports_dtype(in)) continue;
     for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {

@@ -58,7 +58,8 @@ ConvDesc describe(const at::Tensor& input, const at::Tensor& weight, const Param
     for (int i = 0; i < spatial; ++i) {
       c.in_size[i] = input.size(2 + i);
       c.out_size[i] =
-          (c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1) / c.stride[i] + 1;
+          (c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1) / c.stride[i] +
+          1;
       TORCH_CHECK(c.out_size[i] > 0, "Calculated output size is too small");
     }
   } else {
@@ -84,15 +85,15 @@ std::vector<int64_t> shape(int64_t n, int64_t ch, const int64_t* spatial, int co
 }
 
 void check_operands(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias) {
-  TORCH_CHECK(input.device() == weight.device() && (!bias.defined() || bias.device() == input.device()),
-              "Expected all tensors to be on the same device, but found at least two devices, ",
-              input.device(), " and ", weight.device() == input.device() ? bias.device()
-                                                                          : weight.device(), "!");
+  TORCH_CHECK(
+      input.device() == weight.device() && (!bias.defined() || bias.device() == input.device()),
+      "Expected all tensors to be on the same device, but found at least two devices, ",
+      input.device(), " and ", weight.device() == input.device() ? bias.device() : weight.device(),
+      "!");
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
               ") and weight type (", weight.scalar_type(), ") should be the same");
   TORCH_CHECK(!bias.defined() || bias.scalar_type() == input.scalar_type(), "Input type (",
-              input.scalar_type(), ") and bias type (", bias.scalar_type(),
-              ") should be the same");
+              input.scalar_type(), ") and bias type (", bias.scalar_type(), ") should be the same");
   at::ScalarType t = input.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(
       t == at::kFloat || t == at::kHalf || t == at::kBFloat16 || t == at::kDouble,
@@ -116,8 +117,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                 weight.sizes(), ", expected bias to be 1-dimensional with ", out_channels,
                 " elements, but got bias of size ", bias.sizes(), " instead");
   }
-  at::Tensor out =
-      at::empty(shape(c.batch, out_channels, out_size, c.spatial), input.options());
+  at::Tensor out = at::empty(shape(c.batch, out_channels, out_size, c.spatial), input.options());
   vkml::TensorDesc b = bias.defined() ? to_desc(bias) : vkml::TensorDesc();
   translate_errors([&] {
     if (!transposed) {
@@ -133,9 +133,8 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
-    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
-    bool transposed, c10::IntArrayRef output_padding, int64_t groups,
-    std::array<bool, 3> output_mask) {
+    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+    c10::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
   check_operands(input, weight, at::Tensor());
   check_operands(grad_output, weight, at::Tensor());
   const Params p{stride, padding, dilation, output_padding, transposed, groups};
@@ -149,7 +148,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   const vkml::TensorDesc gy = to_desc(grad_output), x = to_desc(input), w = to_desc(weight);
   translate_errors([&] {
     if (!transposed) {
-      if (output_mask[0]) vkml::ops::conv_backward_data(dev, c, gy, w, nullptr, to_desc(grad_input));
+      if (output_mask[0])
+        vkml::ops::conv_backward_data(dev, c, gy, w, nullptr, to_desc(grad_input));
       if (output_mask[1]) vkml::ops::conv_backward_weight(dev, c, x, gy, to_desc(grad_weight));
     } else {
       // Regular-convolution roles: grad_output lives in its input space, input in its output.

@@ -55,9 +55,15 @@ MatrixView view_of(const at::Tensor& t) {
   MatrixView v;
   v.address = address(t);
   switch (t.dim()) {
-    case 0: v.row_stride = v.col_stride = 1; break;
-    case 1: v.row_stride = t.stride(0), v.col_stride = 1; break;
-    case 2: v.row_stride = t.stride(0), v.col_stride = t.stride(1); break;
+    case 0:
+      v.row_stride = v.col_stride = 1;
+      break;
+    case 1:
+      v.row_stride = t.stride(0), v.col_stride = 1;
+      break;
+    case 2:
+      v.row_stride = t.stride(0), v.col_stride = t.stride(1);
+      break;
     default:
       v.batch_stride[0] = t.stride(0), v.row_stride = t.stride(1), v.col_stride = t.stride(2);
   }
@@ -126,14 +132,16 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   check_same_device("addmm", {&self, &mat1, &mat2, &out});
   check_mm(mat1, mat2);
-  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "self and mat2 must have the same dtype, "
-              "but got ", self.scalar_type(), " and ", mat2.scalar_type());
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
+              "self and mat2 must have the same dtype, "
+              "but got ",
+              self.scalar_type(), " and ", mat2.scalar_type());
   check_out_dtype(out, mat1.scalar_type());
   const int64_t m = mat1.size(0), n = mat2.size(1);
   at::Tensor c_in = self.expand({m, n});
   at::native::resize_output(out, {m, n});
-  run(out, mat1, view_of(mat1), mat2, view_of(mat2), m, n, mat1.size(1), 1, c_in,
-      alpha.toDouble(), beta.toDouble());
+  run(out, mat1, view_of(mat1), mat2, view_of(mat2), m, n, mat1.size(1), 1, c_in, alpha.toDouble(),
+      beta.toDouble());
   return out;
 }
 
@@ -178,8 +186,8 @@ void check_bmm(const at::Tensor& b1, const at::Tensor& b2) {
   TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
-              "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0),
-              ", ", b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
+              "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
+              b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
   TORCH_CHECK(b1.scalar_type() == b2.scalar_type(), "expected scalar type ", b1.scalar_type(),
               " but found ", b2.scalar_type());
   check_float("bmm", b1);
@@ -232,8 +240,10 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::T
                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   check_same_device("addbmm", {&self, &b1, &b2, &out});
   check_bmm(b1, b2);
-  TORCH_CHECK(self.scalar_type() == b1.scalar_type(), "self and batch1 must have the same dtype, "
-              "but got ", self.scalar_type(), " and ", b1.scalar_type());
+  TORCH_CHECK(self.scalar_type() == b1.scalar_type(),
+              "self and batch1 must have the same dtype, "
+              "but got ",
+              self.scalar_type(), " and ", b1.scalar_type());
   check_out_dtype(out, b1.scalar_type());
   const int64_t bs = b1.size(0), m = b1.size(1), n = b2.size(2);
   at::Tensor c_in = self.expand({m, n});
@@ -281,8 +291,8 @@ void check_mv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& v
               "vector + matrix @ vector expected, got ", self.dim(), ", ", mat.dim(), ", ",
               vec.dim());
   TORCH_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
-              "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x",
-              mat.size(1), "), vec (", vec.size(0), ")");
+              "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x", mat.size(1),
+              "), vec (", vec.size(0), ")");
   TORCH_CHECK(mat.scalar_type() == vec.scalar_type() && self.scalar_type() == mat.scalar_type(),
               "expected scalar type ", mat.scalar_type(), " but found ",
               mat.scalar_type() == vec.scalar_type() ? self.scalar_type() : vec.scalar_type());
@@ -358,8 +368,7 @@ at::Tensor& addr_out(const at::Tensor& self, const at::Tensor& vec1, const at::T
   check_same_device("addr", {&self, &vec1, &vec2, &out});
   TORCH_CHECK(vec1.dim() == 1 && vec2.dim() == 1, "addr: Expected 1-D argument vec1, but got ",
               vec1.dim(), "-D");
-  TORCH_CHECK(vec1.scalar_type() == vec2.scalar_type() &&
-                  self.scalar_type() == vec1.scalar_type(),
+  TORCH_CHECK(vec1.scalar_type() == vec2.scalar_type() && self.scalar_type() == vec1.scalar_type(),
               "expected scalar type ", vec1.scalar_type(), " but found ",
               vec1.scalar_type() == vec2.scalar_type() ? self.scalar_type() : vec2.scalar_type());
   check_float("addr", vec1);

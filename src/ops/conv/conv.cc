@@ -132,7 +132,8 @@ int64_t chunk_size(const ConvDesc& c, uint64_t per_sample_bytes, int64_t per_sam
 
 // x is a weight-like tensor (dim 0, then dims to flatten): a dense copy when dims 1.. do not
 // merge into one stride. Returns the (possibly new) descriptor; `keep` owns the copy.
-TensorDesc flattenable(Device& dev, const TensorDesc& t, int first, std::unique_ptr<Scratch>& keep) {
+TensorDesc flattenable(Device& dev, const TensorDesc& t, int first,
+                       std::unique_ptr<Scratch>& keep) {
   if (flat_stride(t, first) >= 0) return t;
   keep = std::make_unique<Scratch>(dev, static_cast<uint64_t>(t.numel()) * dtype_size(t.dtype));
   TensorDesc d = dense(keep->address, t.dtype, t.sizes);
@@ -156,19 +157,18 @@ MatrixView mview(uint64_t address, int64_t row, int64_t col, int64_t b0 = 0, int
   return v;
 }
 
-void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t col,
-            int64_t nb) {
+void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t col, int64_t nb) {
   ConvParams p = base_params(c);
   set_strides(p.x_strides, x_chunk, c.spatial);
   p.x = x_chunk.address;
   p.col = col;
   p.batch = static_cast<int32_t>(nb);
-  const int64_t items = c.in_channels * volume(c.kernel, c.spatial) * nb *
-                        volume(c.out_size, c.spatial);
+  const int64_t items =
+      c.in_channels * volume(c.kernel, c.spatial) * nb * volume(c.out_size, c.spatial);
   p.work = static_cast<uint32_t>(items);
   const uint64_t bytes = static_cast<uint64_t>(items) * dtype_size(c.dtype);
-  launch(dev, "conv_im2col_u" + std::to_string(dtype_size(c.dtype) * 8), p, false,
-         {range(x_chunk)}, {{col, bytes}});
+  launch(dev, "conv_im2col_u" + std::to_string(dtype_size(c.dtype) * 8), p, false, {range(x_chunk)},
+         {{col, bytes}});
 }
 
 bool is_pointwise(const ConvDesc& c) {
@@ -199,7 +199,8 @@ ConvAlgo choose_conv_algo(const ConvDesc& c) {
 }
 
 void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
-  if (c.spatial < 1 || c.spatial > 3) throw NotSupported("vkml: only 1-D, 2-D and 3-D convolutions");
+  if (c.spatial < 1 || c.spatial > 3)
+    throw NotSupported("vkml: only 1-D, 2-D and 3-D convolutions");
   if (!(c.dtype == DType::kF32 || c.dtype == DType::kF16 || c.dtype == DType::kBF16 ||
         c.dtype == DType::kF64)) {
     throw NotSupported("vkml: convolution of " + dt(c.dtype) + " tensors is not supported");
@@ -214,8 +215,8 @@ void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
     if (c.stride[i] < 1 || c.dilation[i] < 1 || c.padding[i] < 0 || c.kernel[i] < 1) {
       throw InvalidArgument("vkml: convolution needs stride, dilation, kernel >= 1, padding >= 0");
     }
-    int64_t expect = (c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1) /
-                         c.stride[i] + 1;
+    int64_t expect =
+        (c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1) / c.stride[i] + 1;
     if (c.out_size[i] != std::max<int64_t>(expect, 0)) {
       throw InvalidArgument("vkml: convolution output size " + std::to_string(c.out_size[i]) +
                             " does not follow from the geometry (" + std::to_string(expect) + ")");
@@ -248,11 +249,13 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
       set_strides(p.y_strides, ys, c.spatial);
       set_strides(p.w_strides, w, c.spatial);
       p.x = xs.address, p.y = ys.address, p.w = w.address;
-      if (bias) p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
+      if (bias)
+        p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
       p.batch = static_cast<int32_t>(nb);
       p.work = static_cast<uint32_t>(nb * per_sample);
       MemRange b = bias ? range(*bias) : MemRange{};
-      launch(dev, "conv_dw_forward_" + dt(c.dtype), p, false, {range(xs), range(w), b}, {range(ys)});
+      launch(dev, "conv_dw_forward_" + dt(c.dtype), p, false, {range(xs), range(w), b},
+             {range(ys)});
     }
     return;
   }
@@ -299,8 +302,8 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
   if (y_tmp) copy(dev, y, yt);
 }
 
-void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
-                        const TensorDesc& w, const TensorDesc* bias, const TensorDesc& gx) {
+void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
+                        const TensorDesc* bias, const TensorDesc& gx) {
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
   check_tensor(gy, c, "output gradient", {c.batch, c.out_channels}, c.out_size);
@@ -332,8 +335,10 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
     // worth a shader; add it with a k = 0 GEMM (C = C_in + bias) per sample.
     if (bias) {
       const int64_t gx_p = flat_stride(gx, 2);
-      if (gx_p < 0) throw NotSupported("vkml: depthwise transposed convolution with bias needs "
-                                       "an output whose spatial dims merge");
+      if (gx_p < 0)
+        throw NotSupported(
+            "vkml: depthwise transposed convolution with bias needs "
+            "an output whose spatial dims merge");
       GemmDesc g = gemm_base(c.dtype, c.dtype, c.in_channels, V, 0, c.batch, 1);
       g.c = mview(gx.address, gx.strides[1], gx_p, gx.strides[0], 0);
       g.c_in = g.c;
@@ -378,7 +383,8 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
     ConvParams p = base_params(c);
     set_strides(p.x_strides, xs, c.spatial);
     p.x = xs.address, p.col = col.address;
-    if (bias) p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
+    if (bias)
+      p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
     p.batch = static_cast<int32_t>(nb);
     p.work = static_cast<uint32_t>(nb * c.in_channels * V);
     const uint64_t col_bytes = static_cast<uint64_t>(c.in_channels * kv * nb * P) * dtype_size(acc);
@@ -387,8 +393,8 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
   }
 }
 
-void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x,
-                          const TensorDesc& gy, const TensorDesc& gw) {
+void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
+                          const TensorDesc& gw) {
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
   check_tensor(x, c, "input", {c.batch, c.in_channels}, c.in_size);
@@ -418,7 +424,8 @@ void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x,
   const uint64_t es = dtype_size(c.dtype);
   // Per sample: the im2col columns plus gy re-laid as [C_out][batch][P] (the GEMM's K).
   const uint64_t per_sample = static_cast<uint64_t>((c.in_channels * kv + c.out_channels) * P) * es;
-  const int64_t nb_max = chunk_size(c, per_sample, std::max(c.in_channels * kv, c.out_channels) * P);
+  const int64_t nb_max =
+      chunk_size(c, per_sample, std::max(c.in_channels * kv, c.out_channels) * P);
   const int64_t chunks = (c.batch + nb_max - 1) / nb_max;
   Scratch col(dev, static_cast<uint64_t>(c.in_channels * kv * P * nb_max) * es);
   Scratch gyt(dev, static_cast<uint64_t>(c.out_channels * P * nb_max) * es);

@@ -29,14 +29,17 @@ void main() {
       if (any(notEqual(t % g.stride, ivec3(0)))) continue;
       const ivec3 o = t / g.stride;
       if (any(greaterThanEqual(o, g.out_size))) continue;
-      const uint64_t idx = uint64_t(c * kv + k) * uint64_t(cols) + uint64_t(n * P + flatten(o, g.out_size));
+      const uint64_t idx =
+          uint64_t(c * kv + k) * uint64_t(cols) + uint64_t(n * P + flatten(o, g.out_size));
 #if defined(DT_F64)
       sum += PF64(p.col + idx * 8).v;
 #else
       sum += PF32(p.col + idx * 4).v;
 #endif
     }
-    if ((p.flags & VKML_CONV_HAS_BIAS) != 0u) sum += load_t(p.bias + uint64_t(c * p.bias_stride * DT_SIZE));
+    if ((p.flags & VKML_CONV_HAS_BIAS) != 0u) {
+      sum += load_t(p.bias + uint64_t(c * p.bias_stride * DT_SIZE));
+    }
     store_t(p.x + uint64_t(offset5(xs, n, c, at) * DT_SIZE), sum);
   }
 }

@@ -39,7 +39,9 @@ void main() {
       sum += load_t(p.x + uint64_t(offset5(xs, n, c, at) * DT_SIZE)) *
              load_t(p.w + uint64_t(offset5(ws, oc, 0, kk) * DT_SIZE));
     }
-    if ((p.flags & VKML_CONV_HAS_BIAS) != 0u) sum += load_t(p.bias + uint64_t(oc * p.bias_stride * DT_SIZE));
+    if ((p.flags & VKML_CONV_HAS_BIAS) != 0u) {
+      sum += load_t(p.bias + uint64_t(oc * p.bias_stride * DT_SIZE));
+    }
     store_t(p.y + uint64_t(offset5(ys, n, oc, o) * DT_SIZE), sum);
   }
 #elif defined(DW_BACKWARD_DATA)

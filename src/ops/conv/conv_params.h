@@ -15,11 +15,11 @@ struct ConvParams {
 #else
 layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer ConvParams {
 #endif
-  uint64_t x;          // input-space tensor (N, C_in, D, H, W)
-  uint64_t y;          // output-space tensor (N, C_out, D', H', W')
-  uint64_t w;          // weight (C_out, C_in / groups, KD, KH, KW)
-  uint64_t col;        // im2col matrix [C_in * KD * KH * KW][batch * D' * H' * W'], dense
-  uint64_t bias;       // per-channel vector
+  uint64_t x;     // input-space tensor (N, C_in, D, H, W)
+  uint64_t y;     // output-space tensor (N, C_out, D', H', W')
+  uint64_t w;     // weight (C_out, C_in / groups, KD, KH, KW)
+  uint64_t col;   // im2col matrix [C_in * KD * KH * KW][batch * D' * H' * W'], dense
+  uint64_t bias;  // per-channel vector
   int64_t x_strides[5];
   int64_t y_strides[5];
   int64_t w_strides[5];
@@ -30,7 +30,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Con
   int32_t stride[3];
   int32_t pad[3];
   int32_t dilation[3];
-  int32_t batch;       // samples in this dispatch
+  int32_t batch;  // samples in this dispatch
   int32_t in_channels;
   int32_t out_channels;
   int32_t multiplier;  // depthwise: out channels per input channel

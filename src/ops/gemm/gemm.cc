@@ -1,11 +1,12 @@
 // The gemm family's host side: validation, hazard ranges and recording of the chosen plan.
+#include "vkml/gemm.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "ops/gemm/gemm_params.h"
 #include "vkml/errors.h"
-#include "vkml/gemm.h"
 
 namespace vkml::ops {
 
@@ -24,9 +25,8 @@ bool overlaps(const MemRange& x, const MemRange& y) {
 }
 
 bool same_view(const MatrixView& x, const MatrixView& y) {
-  return x.address == y.address && x.row_stride == y.row_stride &&
-         x.col_stride == y.col_stride && x.batch_stride[0] == y.batch_stride[0] &&
-         x.batch_stride[1] == y.batch_stride[1];
+  return x.address == y.address && x.row_stride == y.row_stride && x.col_stride == y.col_stride &&
+         x.batch_stride[0] == y.batch_stride[0] && x.batch_stride[1] == y.batch_stride[1];
 }
 
 GemmOperand operand(const MatrixView& v) {
@@ -63,8 +63,8 @@ void validate_gemm(const GemmDesc& d, const DeviceCaps& caps) {
   }
   for (DType t : {d.in_dtype, d.out_dtype}) {
     if (!caps.supports_dtype(t)) {
-      throw NotSupported("vkml: " + caps.name + " does not support " +
-                         std::string(dtype_name(t)) + " tensors");
+      throw NotSupported("vkml: " + caps.name + " does not support " + std::string(dtype_name(t)) +
+                         " tensors");
     }
   }
   const int64_t batches = d.batch[0] * d.batch[1];
@@ -129,8 +129,10 @@ void gemm(Device& dev, const GemmDesc& desc) {
     reads[nreads++] = matrix_range(d.a, d.in_dtype, d.m, d.k, d.batch);
     reads[nreads++] = matrix_range(d.b, d.in_dtype, d.k, d.n, d.batch);
   }
-  if (p.flags & VKML_GEMM_HAS_CIN) reads[nreads++] = matrix_range(d.c_in, d.out_dtype, d.m, d.n, d.batch);
-  if (p.flags & VKML_GEMM_HAS_BIAS) reads[nreads++] = matrix_range(d.bias, d.out_dtype, d.m, d.n, d.batch);
+  if (p.flags & VKML_GEMM_HAS_CIN)
+    reads[nreads++] = matrix_range(d.c_in, d.out_dtype, d.m, d.n, d.batch);
+  if (p.flags & VKML_GEMM_HAS_BIAS)
+    reads[nreads++] = matrix_range(d.bias, d.out_dtype, d.m, d.n, d.batch);
   MemRange writes[] = {matrix_range(d.c, d.out_dtype, d.m, d.n, d.batch)};
 
   const Pipeline& pipe = dev.pipeline(plan.shader, plan.spec);

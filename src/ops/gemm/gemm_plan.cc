@@ -35,10 +35,8 @@ struct TileConfig {
 
 // Largest first. The 16-deep 128x128 tile needs more than lavapipe's 32 KiB of shared memory.
 constexpr TileConfig kTiles[] = {
-    {128, 128, 16, 8, 8},
-    {128, 128, 8, 8, 8},
-    {64, 64, 16, 4, 4},
-    {64, 64, 8, 4, 4},  // f64 within 32 KiB
+    {128, 128, 16, 8, 8}, {128, 128, 8, 8, 8},
+    {64, 64, 16, 4, 4},   {64, 64, 8, 4, 4},  // f64 within 32 KiB
     {32, 32, 16, 2, 2},
 };
 
@@ -156,8 +154,8 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   plan.shader = "gemm_tiled_" + dtype_pair(d);
   const uint32_t a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1 ? 1u : 0u;
   const uint32_t b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1 ? 1u : 0u;
-  plan.spec = {chosen->threads(), chosen->bm, chosen->bn, chosen->bk, chosen->tm, chosen->tn,
-               a_k_fast, b_n_fast};
+  plan.spec = {chosen->threads(), chosen->bm, chosen->bn, chosen->bk,
+               chosen->tm,        chosen->tn, a_k_fast,   b_n_fast};
   plan.tile_m = chosen->bm;
   plan.tile_n = chosen->bn;
   plan.shared_bytes = chosen->shared_bytes(acc_size);

@@ -115,7 +115,9 @@ void main() {
             [[unroll]] for (uint i = 0; i < TM; ++i) av[i] = sa[a_off + kk * A_LD + i * (BM / TM)];
             [[unroll]] for (uint j = 0; j < TN; ++j) bv[j] = sb[b_off + kk * B_LD + j * THREADS_N];
             [[unroll]] for (uint i = 0; i < TM; ++i) {
-              [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+              [[unroll]] for (uint j = 0; j < TN; ++j) {
+                acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+              }
             }
           }
           if (kt + 1 < nk) STASH(cur ^ 1u);

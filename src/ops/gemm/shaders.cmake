@@ -13,16 +13,19 @@ foreach(pair IN LISTS _gemm_pairs)
     list(APPEND _defs VKML_USE_FP64)
   endif()
   foreach(kernel tiled gemv)
-    vkml_shader(NAME gemm_${kernel}_${in}_${out} SOURCE ${_dir}/gemm_${kernel}.comp DEFINES ${_defs} INCLUDE ${_dir})
+    vkml_shader(NAME gemm_${kernel}_${in}_${out} SOURCE ${_dir}/gemm_${kernel}.comp
+                DEFINES ${_defs} INCLUDE ${_dir})
   endforeach()
 endforeach()
 # Cooperative-matrix variants: skipped where glslang lacks GL_KHR_cooperative_matrix (Debian 12)
 # or GL_EXT_bfloat16; the chooser then falls back to the tiled kernel.
 foreach(out f16 f32)
   string(TOUPPER ${out} O)
-  vkml_shader(NAME gemm_coopmat_f16_${out} SOURCE ${_dir}/gemm_coopmat.comp DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
+  vkml_shader(NAME gemm_coopmat_f16_${out} SOURCE ${_dir}/gemm_coopmat.comp
+              DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
 endforeach()
 foreach(out bf16 f32)
   string(TOUPPER ${out} O)
-  vkml_shader(NAME gemm_coopmat_bf16_${out} SOURCE ${_dir}/gemm_coopmat.comp DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
+  vkml_shader(NAME gemm_coopmat_bf16_${out} SOURCE ${_dir}/gemm_coopmat.comp
+              DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
 endforeach()
