@@ -55,6 +55,10 @@ struct GemmPlan {
   std::vector<uint32_t> spec;       // spec[0] is the workgroup size
   uint32_t tile_m = 1, tile_n = 1;  // output block of one workgroup
   uint32_t shared_bytes = 0;
+  // Split-K: the K range is cut into split_k slices of k_chunk, whose partial products a
+  // second pass sums (deterministically) before the epilogue. 1 = no split.
+  uint32_t split_k = 1;
+  int64_t k_chunk = 0;
   GemmDesc problem;
   bool transposed = false;
 };

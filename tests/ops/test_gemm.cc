@@ -113,6 +113,16 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(p.shader, "gemm_coopmat_f16_f16");
   EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
   EXPECT_EQ(p.spec[0] % caps.subgroup_size, 0u);
+  // Big problems: 128x128 tiles; the subgroup grid covers the tile exactly.
+  for (int64_t size : {512, 4096}) {
+    GemmPlan q = ops::choose_gemm_plan(shape(size, size, size, DType::kF16, DType::kF16), caps,
+                                       all_shaders);
+    const auto& s = q.spec;  // {threads, BM, BN, BK, WM, WN, subgroups}
+    EXPECT_EQ(s[0], s[6] * caps.subgroup_size);
+    EXPECT_EQ((s[1] / (16 * s[4])) * (s[2] / (16 * s[5])), s[6]);
+    EXPECT_EQ(s[1], size == 4096 ? 128u : 64u);
+    EXPECT_EQ((s[1] * s[3]) % s[0], 0u);  // whole A tile loads per thread
+  }
   // Not in this build (Debian 12's glslang): the tiled kernel.
   EXPECT_EQ(ops::choose_gemm_plan(f16, caps, no_coopmat).kernel, GemmKernel::kTiled);
   // bf16 needs the device's bf16 cooperative matrices.
@@ -132,6 +142,24 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
       GemmKernel::kTiled);
   // No coopmat on lavapipe.
   EXPECT_EQ(ops::choose_gemm_plan(f16, lavapipe_like(), all_shaders).kernel, GemmKernel::kTiled);
+}
+
+TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
+  // A convolution's weight gradient: few output blocks, very long K.
+  GemmPlan p = ops::choose_gemm_plan(shape(64, 576, 200704), h200_like(), all_shaders);
+  EXPECT_GT(p.split_k, 1u);
+  EXPECT_EQ(p.k_chunk % 32, 0);
+  EXPECT_GE(p.split_k * p.k_chunk, 200704);
+  EXPECT_LT((p.split_k - 1) * p.k_chunk, 200704);  // no empty slice
+  GemmPlan coop = ops::choose_gemm_plan(shape(64, 576, 200704, DType::kF16, DType::kF16),
+                                        h200_like(), all_shaders);
+  EXPECT_EQ(coop.kernel, GemmKernel::kCoopMat);
+  EXPECT_GT(coop.split_k, 1u);
+  // Enough blocks already, or a short K: no split.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 512), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 1, 100000), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
 }
 
 TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
@@ -307,6 +335,19 @@ TEST_F(GemmTest, LargeKStaysWithinFp32Tolerance) {
   check({40, 48, 1000}, "k=1000");
   check({3, 1, 1500}, "gemv k=1500");
   check({1, 1, 4099}, "dot");
+}
+
+TEST_F(GemmTest, SplitKSumsSlicesBeforeTheEpilogue) {
+  GemmCase g{32, 30, 4099};
+  g.alpha = 0.5, g.beta = -1.0, g.bias = Bias::kPerCol;
+  ASSERT_GT(ops::choose_gemm_plan(shape(g.m, g.n, g.k), dev().caps()).split_k, 1u);
+  check(g, "split-K f32");
+  g.in = DType::kF16, g.out = DType::kF16, g.in_place = true;
+  check(g, "split-K f16 in place");
+  GemmCase t{30, 20, 3000, DType::kBF16, DType::kF32, Layout::kColMajor, Layout::kStrided};
+  t.batch0 = 2, t.c = Layout::kColMajor;
+  check(t, "split-K batched, transposed output");
+  if (dev().caps().supports_dtype(DType::kF64)) check({16, 16, 2048, DType::kF64, DType::kF64}, "f64");
 }
 
 TEST_F(GemmTest, VectorShapes) {

@@ -123,17 +123,30 @@ void gemm(Device& dev, const GemmDesc& desc) {
   p.beta = static_cast<float>(d.beta);
   p.flags = (d.beta != 0.0 ? VKML_GEMM_HAS_CIN : 0u) | (d.bias.address ? VKML_GEMM_HAS_BIAS : 0u);
 
-  MemRange reads[4];
-  size_t nreads = 0;
+  MemRange ab[2];
+  size_t nab = 0;
   if (d.k > 0) {
-    reads[nreads++] = matrix_range(d.a, d.in_dtype, d.m, d.k, d.batch);
-    reads[nreads++] = matrix_range(d.b, d.in_dtype, d.k, d.n, d.batch);
+    ab[nab++] = matrix_range(d.a, d.in_dtype, d.m, d.k, d.batch);
+    ab[nab++] = matrix_range(d.b, d.in_dtype, d.k, d.n, d.batch);
   }
-  if (p.flags & VKML_GEMM_HAS_CIN)
-    reads[nreads++] = matrix_range(d.c_in, d.out_dtype, d.m, d.n, d.batch);
-  if (p.flags & VKML_GEMM_HAS_BIAS)
-    reads[nreads++] = matrix_range(d.bias, d.out_dtype, d.m, d.n, d.batch);
-  MemRange writes[] = {matrix_range(d.c, d.out_dtype, d.m, d.n, d.batch)};
+  MemRange epi_reads[2];
+  size_t nepi = 0;
+  if (p.flags & VKML_GEMM_HAS_CIN) {
+    epi_reads[nepi++] = matrix_range(d.c_in, d.out_dtype, d.m, d.n, d.batch);
+  }
+  if (p.flags & VKML_GEMM_HAS_BIAS) {
+    epi_reads[nepi++] = matrix_range(d.bias, d.out_dtype, d.m, d.n, d.batch);
+  }
+  const MemRange c_range = matrix_range(d.c, d.out_dtype, d.m, d.n, d.batch);
+
+  // Split-K: partial sums go to a scratch buffer, summed by a second pass.
+  const uint64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
+  const uint64_t partial_bytes =
+      plan.split_k > 1 ? plan.split_k * static_cast<uint64_t>(batches * d.m * d.n) * acc_size : 0;
+  const uint64_t partial = partial_bytes ? dev.allocate(partial_bytes) : 0;
+  p.splits = plan.split_k;
+  p.partial = partial;
+  p.k_chunk = plan.k_chunk;
 
   const Pipeline& pipe = dev.pipeline(plan.shader, plan.spec);
   uint64_t addr = dev.stream().params(&p, sizeof(p));
@@ -148,9 +161,28 @@ void gemm(Device& dev, const GemmDesc& desc) {
   } else {
     gx = groups(tiles_n, maxg[0]);
     gy = groups(tiles_m, maxg[1]);
-    gz = groups(batches, maxg[2]);
+    gz = groups(batches * plan.split_k, maxg[2]);
   }
-  dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {reads, nreads}, writes);
+  if (!partial) {
+    MemRange reads[4];
+    size_t nreads = 0;
+    for (size_t i = 0; i < nab; ++i) reads[nreads++] = ab[i];
+    for (size_t i = 0; i < nepi; ++i) reads[nreads++] = epi_reads[i];
+    dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {reads, nreads}, {&c_range, 1});
+    return;
+  }
+  const MemRange partial_range{partial, partial_bytes};
+  dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {ab, nab}, {&partial_range, 1});
+  MemRange reads[3] = {partial_range};
+  size_t nreads = 1;
+  for (size_t i = 0; i < nepi; ++i) reads[nreads++] = epi_reads[i];
+  uint32_t spec[] = {256};
+  const Pipeline& reduce =
+      dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(d.out_dtype)), spec);
+  const int64_t total = batches * d.m * d.n;
+  dev.stream().dispatch(reduce, groups((total + 255) / 256, maxg[0]), 1, 1, &addr, sizeof(addr),
+                        {reads, nreads}, {&c_range, 1});
+  dev.free(partial);  // later reuse is ordered after these dispatches by hazard tracking
 }
 
 }  // namespace vkml::ops

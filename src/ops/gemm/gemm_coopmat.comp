@@ -67,7 +67,9 @@ void main() {
   const int64_t nbatch = p.batch0 * nb1;
   const Epilogue epi = load_epilogue(p);
   const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  const int64_t nk = (K + BK - 1) / BK;
+  const uint splits = max(p.splits, 1u);
+  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
+  const uint64_t partial = p.partial;
   const bool a_k_fast = A.col == 1 || A.row != 1;
   const bool b_n_fast = B.col == 1 || B.row != 1;
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
@@ -77,8 +79,12 @@ void main() {
   uint16_t rb[B_LOADS];
   coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[WM * WN];
 
-  for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
+  // z walks (batch, K slice) pairs; without split-K there is one slice holding all of K.
+  for (int64_t zs = gl_WorkGroupID.z; zs < nbatch * splits; zs += gl_NumWorkGroups.z) {
+    const int64_t z = zs / splits, slice = zs % splits;
     const int64_t b0 = z / nb1, b1 = z % nb1;
+    const int64_t k_begin = slice * k_chunk, k_end = min(K, k_begin + k_chunk);
+    const int64_t nk = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
     for (int64_t tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
       for (int64_t tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
         const int64_t row0 = tm * BM, col0 = tn * BN;
@@ -90,17 +96,17 @@ void main() {
 
         #define FETCH(kt)                                                                   \
           {                                                                                 \
-            const int64_t k0 = (kt) * BK;                                                   \
+            const int64_t k0 = k_begin + (kt) * BK;                                         \
             [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {                                 \
               uvec2 q = a_pos(l, a_k_fast);                                                 \
-              bool ok = row0 + q.x < M && k0 + q.y < K;                                     \
+              bool ok = row0 + q.x < M && k0 + q.y < k_end;                                 \
               ra[l] = ok ? PU16(a_base + uint64_t((int64_t(q.x) * A.row +                   \
                                                    (k0 + q.y) * A.col) * 2)).v              \
                          : uint16_t(0);                                                     \
             }                                                                               \
             [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {                                 \
               uvec2 q = b_pos(l, b_n_fast);                                                 \
-              bool ok = k0 + q.x < K && col0 + q.y < N;                                     \
+              bool ok = k0 + q.x < k_end && col0 + q.y < N;                                 \
               rb[l] = ok ? PU16(b_base + uint64_t(((k0 + q.x) * B.row +                     \
                                                    int64_t(q.y) * B.col) * 2)).v            \
                          : uint16_t(0);                                                     \
@@ -147,7 +153,13 @@ void main() {
             subgroupBarrier();
             for (uint e = lane; e < 256; e += gl_SubgroupSize) {
               const int64_t r = r0 + e / 16, c = c0 + e % 16;
-              if (r < M && c < N) store_result(epi, b0, b1, r, c, sh_c[sg * 256 + e]);
+              if (r >= M || c >= N) continue;
+              if (splits > 1) {
+                store_partial(partial + uint64_t(((slice * nbatch + z) * M + r) * N + c) * 4,
+                              sh_c[sg * 256 + e]);
+              } else {
+                store_result(epi, b0, b1, r, c, sh_c[sg * 256 + e]);
+              }
             }
             subgroupBarrier();  // scratch is rewritten by the next block
           }

@@ -46,7 +46,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Gem
   float alpha;
   float beta;
   uint32_t flags;
-  uint32_t pad;
+  uint32_t splits;   // split-K: slices of K; > 1 writes raw partial sums to `partial`
+  uint64_t partial;  // [splits][batch0 * batch1][m][n] accumulators (ACC type), dense
+  int64_t k_chunk;   // K per slice (a multiple of every kernel's K tile)
 };
 
 #ifdef __cplusplus
@@ -54,7 +56,8 @@ static_assert(sizeof(GemmOperand) == 40);
 static_assert(offsetof(GemmParams, m) == 200);
 static_assert(offsetof(GemmParams, alpha_f64) == 240);
 static_assert(offsetof(GemmParams, alpha) == 256);
-static_assert(sizeof(GemmParams) == 272);
+static_assert(offsetof(GemmParams, partial) == 272);
+static_assert(sizeof(GemmParams) == 288);
 }  // namespace vkml::ops
 #endif
 

@@ -77,6 +77,22 @@ GemmPlan gemv_plan(const GemmDesc& d, const DeviceCaps& caps) {
   return plan;
 }
 
+// Cuts K into slices when the output alone has too few blocks to occupy the device.
+void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
+  const GemmDesc& d = plan.problem;
+  const int64_t batches = d.batch[0] * d.batch[1];
+  const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
+  const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  if (blocks >= target || d.k < 1024) return;
+  int64_t splits = std::min<int64_t>({target / blocks, d.k / 512, 32});
+  const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
+  while (splits > 1 && splits * batches * d.m * d.n * acc_size > (256ll << 20)) splits /= 2;
+  if (splits < 2) return;
+  plan.k_chunk = ceil_div(ceil_div(d.k, splits), 32) * 32;  // whole K tiles of every kernel
+  plan.split_k = static_cast<uint32_t>(ceil_div(d.k, plan.k_chunk));
+  if (plan.split_k < 2) plan.split_k = 1, plan.k_chunk = 0;
+}
+
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
   if (!caps.coopmat) return false;
   if (in == DType::kBF16 && !caps.coopmat_bf16) return false;
@@ -116,22 +132,24 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   const uint32_t sg = caps.subgroup_size;
   if (half_in && coopmat_shape_ok(caps, d.in_dtype) && shader_exists(coop_shader) &&
       (sg == 16 || sg == 32 || sg == 64) && d.m >= 16 && d.n >= 16 && d.k >= 16) {
-    // 4 subgroups in a 2x2 grid; each owns (BM/2 x BN/2) = WM x WN blocks of 16x16.
-    const uint32_t subgroups = 4, bk = 32;
+    // Big tiles: 128x128 over 8 subgroups in a 2x4 grid, each owning 4x2 blocks of 16x16.
+    // Small tiles: 64x64 over 4 subgroups in a 2x2 grid, each owning 2x2 blocks.
     const bool big = ceil_div(d.m, 128) * ceil_div(d.n, 128) * d.batch[0] * d.batch[1] >= 64;
-    const uint32_t bm = big ? 128 : 64, bn = bm;
+    const uint32_t bm = big ? 128 : 64, bn = bm, bk = 32;
+    const uint32_t subgroups = big ? 8 : 4, wm = big ? 4 : 2, wn = 2;
     const uint32_t pad = 8;  // halves of padding per shared row: spreads banks, keeps 16B alignment
     uint32_t shared = (bm * (bk + pad) + bk * (bn + pad)) * 2 + subgroups * 16 * 16 * 4;
-    if (shared <= caps.max_shared_memory) {
+    if (shared <= caps.max_shared_memory && subgroups * sg <= caps.max_workgroup_invocations) {
       GemmPlan plan;
       plan.kernel = GemmKernel::kCoopMat;
       plan.shader = coop_shader;
-      plan.spec = {subgroups * sg, bm, bn, bk, bm / 32, bn / 32, subgroups};
+      plan.spec = {subgroups * sg, bm, bn, bk, wm, wn, subgroups};
       plan.tile_m = bm;
       plan.tile_n = bn;
       plan.shared_bytes = shared;
       plan.problem = d;
       plan.transposed = transposed;
+      maybe_split_k(plan, caps);
       return plan;
     }
   }
@@ -161,6 +179,7 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   plan.shared_bytes = chosen->shared_bytes(acc_size);
   plan.problem = d;
   plan.transposed = transposed;
+  maybe_split_k(plan, caps);
   return plan;
 }
 

@@ -55,14 +55,20 @@ void main() {
   const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
   const uint tid = gl_LocalInvocationID.x;
   const uint tx = tid % THREADS_N, ty = tid / THREADS_N;
-  const int64_t nk = (K + BK - 1) / BK;
+  const uint splits = max(p.splits, 1u);
+  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
+  const uint64_t partial = p.partial;
 
   ACC ra[A_LOADS];
   ACC rb[B_LOADS];
   ACC acc[TM * TN];
 
-  for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
+  // z walks (batch, K slice) pairs; without split-K there is one slice holding all of K.
+  for (int64_t zs = gl_WorkGroupID.z; zs < nbatch * splits; zs += gl_NumWorkGroups.z) {
+    const int64_t z = zs / splits, slice = zs % splits;
     const int64_t b0 = z / nb1, b1 = z % nb1;
+    const int64_t k_begin = slice * k_chunk, k_end = min(K, k_begin + k_chunk);
+    const int64_t nk = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
     for (int64_t tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
       for (int64_t tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
         const int64_t row0 = tm * BM, col0 = tn * BN;
@@ -73,17 +79,17 @@ void main() {
         // Fetches k-tile kt into registers (zero outside the matrices).
         #define FETCH(kt)                                                                   \
           {                                                                                 \
-            const int64_t k0 = (kt) * BK;                                                   \
+            const int64_t k0 = k_begin + (kt) * BK;                                         \
             [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {                                 \
               uvec2 q = a_pos(l);                                                           \
-              bool ok = row0 + q.x < M && k0 + q.y < K;                                     \
+              bool ok = row0 + q.x < M && k0 + q.y < k_end;                                 \
               ra[l] = ok ? load_in(a_base + uint64_t((int64_t(q.x) * A.row +                \
                                                       (k0 + q.y) * A.col) * IN_SIZE))       \
                          : ACC(0);                                                          \
             }                                                                               \
             [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {                                 \
               uvec2 q = b_pos(l);                                                           \
-              bool ok = k0 + q.x < K && col0 + q.y < N;                                     \
+              bool ok = k0 + q.x < k_end && col0 + q.y < N;                                 \
               rb[l] = ok ? load_in(b_base + uint64_t(((k0 + q.x) * B.row +                  \
                                                       int64_t(q.y) * B.col) * IN_SIZE))     \
                          : ACC(0);                                                          \
@@ -129,7 +135,13 @@ void main() {
           if (r >= M) continue;
           [[unroll]] for (uint j = 0; j < TN; ++j) {
             const int64_t c = col0 + tx + j * THREADS_N;
-            if (c < N) store_result(epi, b0, b1, r, c, acc[i * TN + j]);
+            if (c >= N) continue;
+            if (splits > 1) {
+              store_partial(partial + uint64_t(((slice * nbatch + z) * M + r) * N + c) * ACC_SIZE,
+                            acc[i * TN + j]);
+            } else {
+              store_result(epi, b0, b1, r, c, acc[i * TN + j]);
+            }
           }
         }
       }

@@ -6,6 +6,17 @@
 #define ACC float
 #endif
 
+// Split-K partial sums are stored as ACC.
+#if defined(IN_F64) || defined(OUT_F64)
+#define ACC_SIZE 8
+void store_partial(uint64_t a, ACC v) { PF64(a).v = v; }
+ACC load_partial(uint64_t a) { return PF64(a).v; }
+#else
+#define ACC_SIZE 4
+void store_partial(uint64_t a, ACC v) { PF32(a).v = v; }
+ACC load_partial(uint64_t a) { return PF32(a).v; }
+#endif
+
 #if defined(IN_F32)
 #define IN_SIZE 4
 ACC load_in(uint64_t a) { return ACC(PF32(a).v); }
