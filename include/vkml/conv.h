@@ -13,7 +13,8 @@
 namespace vkml::ops {
 
 // Geometry of a regular convolution x (N, C_in, *in) -> y (N, C_out, *out) with weight
-// (C_out, C_in / groups, *kernel). Spatial arrays hold `spatial` (1-3) entries.
+// (C_out, C_in / groups, *kernel). Spatial arrays hold `spatial` (1-3) entries. `out` is at most
+// what the geometry gives; a smaller one computes a prefix of the outputs.
 struct ConvDesc {
   int spatial = 2;
   int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;

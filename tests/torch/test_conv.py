@@ -30,6 +30,7 @@ CASES_T = [
     ((7,), 3, 4, (3,), dict(stride=2, padding=1, output_padding=1)),
     ((5, 6), 4, 6, (3, 2), dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2)),
     ((5, 5), 3, 2, (3, 3), dict(dilation=2, padding=2)),
+    ((6,), 2, 3, (3,), dict(dilation=3, output_padding=2)),  # output_padding >= stride
     ((4, 4), 4, 4, (3, 3), dict(groups=4, stride=2, padding=1)),  # depthwise transposed
     ((3, 4, 3), 2, 3, (2, 3, 2), dict(stride=2, output_padding=(1, 0, 1))),
 ]

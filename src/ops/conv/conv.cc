@@ -215,11 +215,14 @@ void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
     if (c.stride[i] < 1 || c.dilation[i] < 1 || c.padding[i] < 0 || c.kernel[i] < 1) {
       throw InvalidArgument("vkml: convolution needs stride, dilation, kernel >= 1, padding >= 0");
     }
-    int64_t expect =
-        (c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1) / c.stride[i] + 1;
-    if (c.out_size[i] != std::max<int64_t>(expect, 0)) {
+    const int64_t span = c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1;
+    const int64_t expect = span < 0 ? 0 : span / c.stride[i] + 1;
+    // Fewer outputs than the geometry allows is a prefix of them: the regular convolution behind
+    // a transposed one whose output_padding reaches past its stride (it is < dilation then).
+    if (c.out_size[i] < 0 || c.out_size[i] > expect) {
       throw InvalidArgument("vkml: convolution output size " + std::to_string(c.out_size[i]) +
-                            " does not follow from the geometry (" + std::to_string(expect) + ")");
+                            " does not follow from the geometry (at most " +
+                            std::to_string(expect) + ")");
     }
     if (c.in_size[i] > (1 << 30) || c.kernel[i] > (1 << 20)) {
       throw NotSupported("vkml: convolution sizes beyond 32-bit indexing");
