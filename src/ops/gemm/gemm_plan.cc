@@ -50,7 +50,7 @@ uint32_t pow2_floor(int64_t v) {
   return p;
 }
 
-GemmPlan gemv_plan(const GemmDesc& d, const DeviceCaps& caps) {
+GemmPlan gemv_plan(const GemmDesc& d) {
   GemmPlan plan;
   plan.kernel = GemmKernel::kGemv;
   plan.shader = "gemm_gemv_" + dtype_pair(d);
@@ -73,7 +73,6 @@ GemmPlan gemv_plan(const GemmDesc& d, const DeviceCaps& caps) {
   plan.tile_m = threads / lanes;
   plan.tile_n = 1;
   plan.shared_bytes = threads * static_cast<uint32_t>(d.out_dtype == DType::kF64 ? 8 : 4);
-  (void)caps;
   return plan;
 }
 
@@ -117,7 +116,7 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
     transposed = true;
   }
   if (d.n == 1) {
-    GemmPlan plan = gemv_plan(d, caps);
+    GemmPlan plan = gemv_plan(d);
     plan.transposed = transposed;
     return plan;
   }
