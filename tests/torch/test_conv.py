@@ -91,7 +91,10 @@ def test_conv_transpose_forward_and_gradients(case, gen, fallback):
     assert torch_vkml.fallback_stats() == {}
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float16, torch.bfloat16] + ([torch.float64] if torch_vkml.has_float64_support() else []),
+)
 def test_half_and_double(dtype, gen):
     run_case(*CASES[2], dtype, False, gen)
     run_case(*CASES[4], dtype, False, gen)
