@@ -121,3 +121,11 @@ class MaskScan {
 };
 
 }  // namespace vkml::ops
+
+namespace vkml::ops {
+
+// self = counts == 0 ? self : self / counts elementwise (floor division for integers), counts
+// of self's dtype and shape: the last step of a mean reduction (scatter_reduce, index_reduce).
+void divide_by_counts(Device& dev, const TensorDesc& self, const TensorDesc& counts);
+
+}  // namespace vkml::ops

@@ -333,6 +333,22 @@ void advanced_index_put(Device& dev, const TensorDesc& self,
   launch_index(dev, l);
 }
 
+void divide_by_counts(Device& dev, const TensorDesc& self, const TensorDesc& counts) {
+  check_same_dtype(self, counts, "divide_by_counts");
+  if (self.sizes != counts.sizes) throw InvalidArgument("vkml: divide_by_counts: shapes differ");
+  IndexLaunch l;
+  l.dtype = self.dtype;
+  l.mode = IndexMode::kDiv;
+  l.sizes = self.sizes;
+  l.data = self.address;
+  l.data_strides = self.strides;
+  l.data_range = range_of(self);
+  l.values = counts.address;
+  l.value_strides = counts.strides;
+  l.values_range = range_of(counts);
+  launch_index(dev, l);
+}
+
 void embedding_backward(Device& dev, const TensorDesc& grad_weight, const TensorDesc& grad,
                         const TensorDesc& indices, std::optional<int64_t> padding_idx,
                         uint64_t counts_scratch, uint64_t error_flag) {

@@ -97,6 +97,15 @@ bool is_nan(VAL v) { return false; }
 
 VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
   if (mode == VKML_INDEX_SUM) return cur + alpha * v;
+  if (mode == VKML_INDEX_DIV) {
+    if (v == VAL(0)) return cur;
+#if defined(SRC_KIND_INT)
+    VAL q = cur / v;
+    return (q * v != cur && ((cur < 0) != (v < 0))) ? q - 1 : q;  // floor, as div_(rounding_mode='floor')
+#else
+    return cur / v;
+#endif
+  }
   if (mode == VKML_INDEX_PROD) return cur * v;
   // max/min as std::max/std::min with NaN from either side propagating (PyTorch's scatter).
   if (is_nan(cur)) return cur;

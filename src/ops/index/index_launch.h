@@ -18,6 +18,7 @@ enum class IndexMode : uint32_t {
   kProd = VKML_INDEX_PROD,
   kMax = VKML_INDEX_MAX,
   kMin = VKML_INDEX_MIN,
+  kDiv = VKML_INDEX_DIV,
 };
 
 struct IndexOperandLayout {

@@ -16,6 +16,7 @@
 #define VKML_INDEX_PROD 3    // data[at(i)] *= values[i]
 #define VKML_INDEX_MAX 4     // data[at(i)] = max(data[at(i)], values[i]), NaN propagates
 #define VKML_INDEX_MIN 5
+#define VKML_INDEX_DIV 6  // data[at(i)] /= values[i] where values[i] != 0 (floor for integers)
 
 // Flags.
 #define VKML_INDEX_ALLOW_NEGATIVE 1u  // indices in [-size, 0) wrap around (NumPy style)
