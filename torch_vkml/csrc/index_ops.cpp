@@ -253,8 +253,8 @@ Reduction parse_reduction(c10::string_view r) {
   if (r == "sum") return Reduction::kSum;
   if (r == "prod") return Reduction::kProd;
   if (r == "mean") return Reduction::kMean;
-  if (r == "amax") return Reduction::kMax;
-  if (r == "amin") return Reduction::kMin;
+  if (r == "amax" || r == "max") return Reduction::kMax;
+  if (r == "amin" || r == "min") return Reduction::kMin;
   TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin, got ", r);
 }
 
@@ -404,6 +404,9 @@ at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tens
 
 void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t dim,
                        const at::Tensor& index) {
+  TORCH_CHECK(self.dim() > 0 || index.numel() == 1,
+              "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+              " value(s)");
   if (out.numel() == 0) return;
   dim = at::maybe_wrap_dim(dim, self.dim());
   vkml::Device& d = core_device(self);

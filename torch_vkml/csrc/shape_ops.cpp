@@ -5,6 +5,7 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/PhiloxRNGEngine.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
@@ -17,6 +18,7 @@
 #include <ATen/ops/roll.h>
 #include <ATen/ops/tril.h>
 #include <ATen/ops/triu.h>
+#include <ATen/ops/unfold_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -88,7 +90,11 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   check_cat_inputs(inputs, "cat");
   check_same_device(inputs.front(), out, "cat");
   c10::DeviceGuard guard(out.device());
-  at::Tensor m_out = meta(out);
+  TORCH_CHECK_TYPE(at::canCast(at::native::result_type(tensors), out.scalar_type()),
+                   "torch.cat(): input types can't be cast to the desired output type ",
+                   out.scalar_type());
+  // An empty meta out: the checks run, the resize warning comes once (from resize_output).
+  at::Tensor m_out = at::empty({0}, out.options().device(at::kMeta));
   at::cat_out(m_out, metas(inputs), dim);
   at::assert_no_internal_overlap(out);
   for (const at::Tensor& t : inputs) at::assert_no_overlap(out, t);
@@ -282,6 +288,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat.out", cat_out);
   m.impl("flip", flip);
   m.impl("roll", roll_kernel);
+  m.impl("unfold", at::native::unfold);  // a view (as_strided); repeat() uses it
   m.impl("tril", triangle<false>);
   m.impl("tril_", triangle_<false>);
   m.impl("tril.out", triangle_out<false>);

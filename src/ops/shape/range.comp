@@ -17,18 +17,22 @@ layout(push_constant) uniform Push { RangeParams p; } pc;
 #endif
 
 #if defined(DST_F16)
+#define FUSED 0
 #define ELEM float
 float RND(float x) { return float(float16_t(x)); }
 #define ARANGE_ACC float
 #elif defined(DST_BF16)
+#define FUSED 0
 #define ELEM float
 float RND(float x) { return bf16_to_float(float_to_bf16(x)); }
 #define ARANGE_ACC float
 #elif defined(DST_F32)
+#define FUSED 1
 #define ELEM float
 float RND(float x) { return x; }
 #define ARANGE_ACC WIDE
 #elif defined(DST_F64)
+#define FUSED 1
 #define ELEM double
 double RND(double x) { return x; }
 #define ARANGE_ACC double
@@ -60,14 +64,21 @@ void main() {
     }
 #ifdef INTEGRAL
     WIDE step = (WIDE(pc.p.end_f) - WIDE(pc.p.start_f)) / WIDE(n - 1);
-    WIDE x = i < halfway ? WIDE(pc.p.start_f) + step * WIDE(i)
-                         : WIDE(pc.p.end_f) - step * WIDE(n - i - 1);
+    // fma: x86 builds of PyTorch contract these (compiled with -mfma).
+    WIDE x = i < halfway ? fma(step, WIDE(i), WIDE(pc.p.start_f))
+                         : fma(-step, WIDE(n - i - 1), WIDE(pc.p.end_f));
     if (n == 1) x = WIDE(pc.p.start_f);  // PyTorch fills start; the step would be 0 / 0
 #else
     ELEM start = RND(ELEM(pc.p.start_f)), end = RND(ELEM(pc.p.end_f));
     ELEM step = RND(RND(end - start) / RND(ELEM(n - 1)));
+#if FUSED
+    // fma: x86 builds of PyTorch contract these (compiled with -mfma).
+    ELEM x = i < halfway ? fma(step, ELEM(i), start) : fma(-step, ELEM(n - i - 1), end);
+#else
+    // c10's 16-bit float operators round after every operation: no contraction.
     ELEM x = i < halfway ? RND(start + RND(step * RND(ELEM(i))))
                          : RND(end - RND(step * RND(ELEM(n - i - 1))));
+#endif
     if (n == 1) x = start;  // PyTorch fills start; the step would be 0 / 0
 #endif
     if (pc.p.mode == VKML_RANGE_LOGSPACE) {
