@@ -8,8 +8,18 @@ import torch.nn.functional as F
 
 import torch_vkml
 
-ALL_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
-              torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool]
+ALL_DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
 NUMERIC = [t for t in ALL_DTYPES if t != torch.bool]
 V = "vkml"
 
@@ -84,8 +94,18 @@ def test_scatter_forms_every_dtype(dtype, gen):
         assert_same(got, a.scatter(0, dup, s, reduce="multiply"))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64,
-                                   torch.int32, torch.int64, torch.uint8])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.float64,
+        torch.int32,
+        torch.int64,
+        torch.uint8,
+    ],
+)
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 def test_scatter_reduce(dtype, reduce, gen):
     x = small_ints((4, 6), dtype, gen)
@@ -98,8 +118,11 @@ def test_scatter_reduce(dtype, reduce, gen):
         assert_same(got, ref, exact=not dtype.is_floating_point or reduce != "mean")
     y = x.to(V)
     y.t().scatter_reduce_(1, idx.t().to(V)[:, :5], src.t().to(V), reduce)
-    assert_same(y, x.t().scatter_reduce(1, idx.t()[:, :5], src.t(), reduce).t(),
-                exact=not dtype.is_floating_point or reduce != "mean")
+    assert_same(
+        y,
+        x.t().scatter_reduce(1, idx.t()[:, :5], src.t(), reduce).t(),
+        exact=not dtype.is_floating_point or reduce != "mean",
+    )
 
 
 def test_scatter_add_float_duplicates_deterministic(gen):
@@ -161,8 +184,9 @@ def test_zero_size_and_odd_shapes(gen):
     assert_same(y.to(V).index_add(0, e.to(V), torch.empty(0, 3).to(V)), y)
     s = torch.randn((), generator=gen)
     assert_same(s.to(V).gather(0, torch.tensor(0).to(V)), s.gather(0, torch.tensor(0)))
-    assert_same(s.to(V).index_select(0, torch.tensor([0]).to(V)),
-                s.index_select(0, torch.tensor([0])))
+    assert_same(
+        s.to(V).index_select(0, torch.tensor([0]).to(V)), s.index_select(0, torch.tensor([0]))
+    )
     with pytest.raises(RuntimeError, match="only 1 value"):
         s.to(V).index_select(0, torch.tensor([0, 0]).to(V))
     big = torch.randn(1031, 3, generator=gen)
@@ -195,10 +219,12 @@ def test_gradients_match_cpu(gen):
     idx = torch.randint(0, 6, (5, 8), generator=gen)
     sel = torch.tensor([4, 0, 4, 1])
     src = torch.randn(5, 8, generator=gen, dtype=torch.float64)
-    for fn in [lambda t, s, i, j: t.gather(1, i),
-               lambda t, s, i, j: t.index_select(1, j),
-               lambda t, s, i, j: t.scatter_add(1, i, s),
-               lambda t, s, i, j: t.index_add(1, j, s[:, :4])]:
+    for fn in [
+        lambda t, s, i, j: t.gather(1, i),
+        lambda t, s, i, j: t.index_select(1, j),
+        lambda t, s, i, j: t.scatter_add(1, i, s),
+        lambda t, s, i, j: t.index_add(1, j, s[:, :4]),
+    ]:
         xc, sc = x.clone().requires_grad_(), src.clone().requires_grad_()
         xv, sv = x.to(V).requires_grad_(), src.to(V).requires_grad_()
         yc = fn(xc, sc, idx, sel)
@@ -234,20 +260,43 @@ def test_bad_input_raises_like_cpu(gen):
         (lambda t, d: t.gather(0, torch.tensor([[0.0]], device=d)), RuntimeError),
         (lambda t, d: t.gather(0, torch.zeros(1, 5, dtype=torch.long, device=d)), RuntimeError),
         (lambda t, d: t.clone().scatter_(0, torch.tensor([[-1]], device=d), 1.0), RuntimeError),
-        (lambda t, d: t.clone().scatter_add_(
-            0, torch.tensor([[0]], device=d), torch.ones(1, 1, dtype=torch.float64, device=d)),
-         RuntimeError),
-        (lambda t, d: t.clone().index_add_(0, torch.tensor([5], device=d),
-                                           torch.ones(1, 4, device=d)), RuntimeError),
-        (lambda t, d: t.clone().index_add_(0, torch.tensor([0], device=d),
-                                           torch.ones(2, 4, device=d)), RuntimeError),
-        (lambda t, d: t.clone().index_copy_(0, torch.tensor([3], device=d),
-                                            torch.ones(1, 4, device=d)), IndexError),
+        (
+            lambda t, d: t.clone().scatter_add_(
+                0, torch.tensor([[0]], device=d), torch.ones(1, 1, dtype=torch.float64, device=d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().index_add_(
+                0, torch.tensor([5], device=d), torch.ones(1, 4, device=d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().index_add_(
+                0, torch.tensor([0], device=d), torch.ones(2, 4, device=d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().index_copy_(
+                0, torch.tensor([3], device=d), torch.ones(1, 4, device=d)
+            ),
+            IndexError,
+        ),
         (lambda t, d: t.clone().index_fill_(0, torch.tensor([3], device=d), 1.0), IndexError),
-        (lambda t, d: t.clone().index_fill_(0, torch.tensor([0], dtype=torch.int32, device=d),
-                                            1.0), IndexError),
-        (lambda t, d: t.scatter_reduce(0, torch.tensor([[0]], device=d),
-                                       torch.ones(1, 1, device=d), "maximum"), RuntimeError),
+        (
+            lambda t, d: t.clone().index_fill_(
+                0, torch.tensor([0], dtype=torch.int32, device=d), 1.0
+            ),
+            IndexError,
+        ),
+        (
+            lambda t, d: t.scatter_reduce(
+                0, torch.tensor([[0]], device=d), torch.ones(1, 1, device=d), "maximum"
+            ),
+            RuntimeError,
+        ),
         (lambda t, d: F.embedding(torch.tensor([11], device=d), t), IndexError),
     ]
     for fn, exc in cases:

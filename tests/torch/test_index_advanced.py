@@ -7,8 +7,18 @@ import torch
 
 import torch_vkml
 
-ALL_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
-              torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool]
+ALL_DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
 V = "vkml"
 
 
@@ -34,8 +44,14 @@ def test_index_tensor_every_dtype(dtype, gen):
     xv = x.to(V)
     i = torch.randint(-5, 5, (3, 2), generator=gen)
     j = torch.randint(0, 7, (2,), generator=gen, dtype=torch.int32)
-    for key in [(i,), (slice(None), j), (i, slice(None), j.long()), (Ellipsis, j),
-                (slice(1, 4), i.clamp(0, 5)), (i, 2)]:
+    for key in [
+        (i,),
+        (slice(None), j),
+        (i, slice(None), j.long()),
+        (Ellipsis, j),
+        (slice(1, 4), i.clamp(0, 5)),
+        (i, 2),
+    ]:
         dev_key = tuple(k.to(V) if isinstance(k, torch.Tensor) else k for k in key)
         same(xv[dev_key], x[key])
         same(xv[key], x[key])  # CPU index tensors are checked on the CPU and uploaded
@@ -88,8 +104,10 @@ def test_index_put_accumulate_strided_and_deterministic(gen):
     # non-adjacent indices: the index dims go first; values broadcast from (50, 1)
     j = torch.randint(0, 8, (50,), generator=gen)
     v2 = torch.randn(50, 1, generator=gen)
-    runs = [torch.ops.aten.index_put(x.to(V), [j.to(V), None, idx.to(V)], v2.to(V), True).cpu()
-            for _ in range(2)]
+    runs = [
+        torch.ops.aten.index_put(x.to(V), [j.to(V), None, idx.to(V)], v2.to(V), True).cpu()
+        for _ in range(2)
+    ]
     assert torch.equal(runs[0], runs[1])  # accumulation in index order: bit-identical repeats
     torch.testing.assert_close(runs[0], torch.ops.aten.index_put(x, [j, None, idx], v2, True))
 
@@ -128,16 +146,19 @@ def test_nonzero_every_dtype(dtype, gen):
     same(torch.nonzero(x.to(V)), torch.nonzero(x))
     same(torch.nonzero(x.to(V).permute(2, 0, 1)), torch.nonzero(x.permute(2, 0, 1)))
     nz = torch.nonzero(x.to(V), as_tuple=True)
-    for a, b in zip(nz, torch.nonzero(x, as_tuple=True)):
+    for a, b in zip(nz, torch.nonzero(x, as_tuple=True), strict=True):
         same(a, b)
     n = torch.nonzero(x[1]).shape[0]
     out = torch.empty(n, 4, dtype=torch.long, device=V)[:, ::2]  # strided out of the right size
     torch.nonzero(x.to(V)[1], out=out)
     same(out, torch.nonzero(x[1]))
-    same(torch.nonzero(torch.zeros(0, 3, dtype=dtype).to(V)), torch.nonzero(torch.zeros(0, 3,
-                                                                                    dtype=dtype)))
-    same(torch.nonzero(torch.ones((), dtype=dtype).to(V)), torch.nonzero(torch.ones((),
-                                                                                    dtype=dtype)))
+    same(
+        torch.nonzero(torch.zeros(0, 3, dtype=dtype).to(V)),
+        torch.nonzero(torch.zeros(0, 3, dtype=dtype)),
+    )
+    same(
+        torch.nonzero(torch.ones((), dtype=dtype).to(V)), torch.nonzero(torch.ones((), dtype=dtype))
+    )
 
 
 def test_nonzero_many_blocks(gen):
@@ -146,9 +167,16 @@ def test_nonzero_many_blocks(gen):
     same(x.to(V).t()[x.t().to(V)], x.t()[x.t()])
 
 
-@pytest.mark.parametrize("a,b", [(torch.float32, torch.float32), (torch.int32, torch.float16),
-                                 (torch.bool, torch.int8), (torch.bfloat16, torch.float64),
-                                 (torch.uint8, torch.int64)])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        (torch.float32, torch.float32),
+        (torch.int32, torch.float16),
+        (torch.bool, torch.int8),
+        (torch.bfloat16, torch.float64),
+        (torch.uint8, torch.int64),
+    ],
+)
 def test_where_promotes_and_broadcasts(a, b, gen):
     cond = rand((3, 1, 5), torch.bool, gen)
     x = rand((4, 5), a, gen)
@@ -156,8 +184,10 @@ def test_where_promotes_and_broadcasts(a, b, gen):
     same(torch.where(cond.to(V), x.to(V), y.to(V)), torch.where(cond, x, y))
     same(torch.where(cond.to(V), x.to(V), 2.5), torch.where(cond, x, 2.5))
     same(torch.where(cond.to(V), 7, y.to(V)), torch.where(cond, 7, y))
-    same(torch.where(cond.to(V), x.to(V).t().t(), torch.tensor(3)),
-         torch.where(cond, x, torch.tensor(3)))
+    same(
+        torch.where(cond.to(V), x.to(V).t().t(), torch.tensor(3)),
+        torch.where(cond, x, torch.tensor(3)),
+    )
     same(torch.where(torch.tensor(True), x.to(V), y.to(V)), torch.where(torch.tensor(True), x, y))
     rt = torch.result_type(x, y)
     out = torch.empty(0, dtype=rt, device=V)
@@ -169,12 +199,14 @@ def test_gradients_match_cpu(gen):
     x = torch.randn(5, 6, generator=gen, dtype=torch.float64)
     mask = torch.rand(5, 6, generator=gen) > 0.5
     i = torch.tensor([0, 3, 0, 4])
-    for fn in [lambda t, m, k: t[k],
-               lambda t, m, k: t[:, k[:2]],
-               lambda t, m, k: t[m],
-               lambda t, m, k: t.masked_fill(m, 0.0),
-               lambda t, m, k: torch.where(m, t, 0.5),
-               lambda t, m, k: t.masked_select(m)]:
+    for fn in [
+        lambda t, m, k: t[k],
+        lambda t, m, k: t[:, k[:2]],
+        lambda t, m, k: t[m],
+        lambda t, m, k: t.masked_fill(m, 0.0),
+        lambda t, m, k: torch.where(m, t, 0.5),
+        lambda t, m, k: t.masked_select(m),
+    ]:
         xc = x.clone().requires_grad_()
         xv = x.to(V).requires_grad_()
         yc, yv = fn(xc, mask, i), fn(xv, mask.to(V), i.to(V))
@@ -210,28 +242,47 @@ def test_bad_input_raises_like_cpu(gen):
         (lambda t, d: t[dev(torch.tensor([3]), d)], IndexError),
         (lambda t, d: t[:, dev(torch.tensor([-5]), d)], IndexError),
         (lambda t, d: t[torch.tensor([3])], IndexError),  # CPU index, vkml self
-        (lambda t, d: t[dev(torch.tensor([0, 1]), d), dev(torch.tensor([0, 1, 2]), d)],
-         IndexError),
+        (lambda t, d: t[dev(torch.tensor([0, 1]), d), dev(torch.tensor([0, 1, 2]), d)], IndexError),
         (lambda t, d: t[dev(torch.ones(2, dtype=torch.bool), d)], IndexError),
         (lambda t, d: t[dev(torch.tensor([0.0]), d)], IndexError),
         (lambda t, d: t[0, 0, dev(torch.tensor([0]), d)], IndexError),
-        (lambda t, d: t.clone().index_put_((dev(torch.tensor([0]), d),),
-                                           dev(torch.ones(4, dtype=torch.float64), d)),
-         RuntimeError),
-        (lambda t, d: t.clone().index_put_((dev(torch.tensor([0, 2]), d),),
-                                           dev(torch.ones(3), d)), RuntimeError),
-        (lambda t, d: t.clone().index_put_((dev(torch.tensor([7]), d),), dev(torch.ones(4), d),
-                                           accumulate=True), IndexError),
-        (lambda t, d: t.clone().masked_fill_(dev(torch.ones(3, 4, dtype=torch.long), d), 1.0),
-         RuntimeError),
-        (lambda t, d: t.clone().masked_fill_(dev(torch.ones(3, 4, dtype=torch.bool), d),
-                                             dev(torch.ones(2), d)), RuntimeError),
-        (lambda t, d: t.clone().masked_scatter_(dev(torch.ones(3, 4, dtype=torch.bool), d),
-                                                dev(torch.ones(5), d)), RuntimeError),
+        (
+            lambda t, d: t.clone().index_put_(
+                (dev(torch.tensor([0]), d),), dev(torch.ones(4, dtype=torch.float64), d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().index_put_(
+                (dev(torch.tensor([0, 2]), d),), dev(torch.ones(3), d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().index_put_(
+                (dev(torch.tensor([7]), d),), dev(torch.ones(4), d), accumulate=True
+            ),
+            IndexError,
+        ),
+        (
+            lambda t, d: t.clone().masked_fill_(dev(torch.ones(3, 4, dtype=torch.long), d), 1.0),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().masked_fill_(
+                dev(torch.ones(3, 4, dtype=torch.bool), d), dev(torch.ones(2), d)
+            ),
+            RuntimeError,
+        ),
+        (
+            lambda t, d: t.clone().masked_scatter_(
+                dev(torch.ones(3, 4, dtype=torch.bool), d), dev(torch.ones(5), d)
+            ),
+            RuntimeError,
+        ),
         (lambda t, d: t.masked_select(dev(torch.ones(3, 4), d)), RuntimeError),
         (lambda t, d: torch.where(dev(torch.ones(3, 4), d), t, t), RuntimeError),
-        (lambda t, d: torch.where(dev(torch.ones(3, 5, dtype=torch.bool), d), t, t),
-         RuntimeError),
+        (lambda t, d: torch.where(dev(torch.ones(3, 5, dtype=torch.bool), d), t, t), RuntimeError),
     ]
     for n, (fn, exc) in enumerate(cases):
         with pytest.raises(exc):

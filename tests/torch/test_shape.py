@@ -7,8 +7,18 @@ import torch.nn.functional as F
 
 import torch_vkml
 
-ALL_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
-              torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool]
+ALL_DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
 NUMERIC = [t for t in ALL_DTYPES if t != torch.bool]
 V = "vkml"
 
@@ -37,8 +47,10 @@ def test_cat_and_stack_every_dtype(dtype, gen):
     same(torch.cat([av, bv]), torch.cat([a, b]))
     same(torch.cat([av.t(), cv.t(), cv.t()[::2]], 0), torch.cat([a.t(), c.t(), c.t()[::2]]))
     same(torch.cat([av, bv[1:4]], dim=-1 + 1), torch.cat([a, b[1:4]], 0))
-    same(torch.cat([av, torch.empty(0, dtype=dtype).to(V)]), torch.cat([a, torch.empty(0,
-                                                                                   dtype=dtype)]))
+    same(
+        torch.cat([av, torch.empty(0, dtype=dtype).to(V)]),
+        torch.cat([a, torch.empty(0, dtype=dtype)]),
+    )
     same(torch.stack([av, bv[:3], av.t().t()], 1), torch.stack([a, b[:3], a], 1))
     out = torch.empty(8, 8, dtype=dtype, device=V)[:, ::2]
     torch.cat([av, bv], out=out)
@@ -85,8 +97,10 @@ def test_composites_run_natively(fallback, gen):
     x = rand((2, 3, 4), torch.float32, gen)
     xv = x.to(V)
     same(xv.repeat(2, 1, 3), x.repeat(2, 1, 3))
-    same(xv.t() if xv.dim() == 2 else xv.transpose(0, 1).repeat(1, 2, 1),
-         x.transpose(0, 1).repeat(1, 2, 1))
+    same(
+        xv.t() if xv.dim() == 2 else xv.transpose(0, 1).repeat(1, 2, 1),
+        x.transpose(0, 1).repeat(1, 2, 1),
+    )
     same(F.pad(xv, (1, 2, 0, 1), value=-3.0), F.pad(x, (1, 2, 0, 1), value=-3.0))
     same(F.pad(xv, (-1, 1)), F.pad(x, (-1, 1)))
     same(torch.stack([xv, xv], -1), torch.stack([x, x], -1))
@@ -99,10 +113,14 @@ def test_composites_run_natively(fallback, gen):
 
 @pytest.mark.parametrize("dtype", NUMERIC)
 def test_arange_linspace_eye_every_dtype(dtype, gen):
-    same(torch.arange(-5, 20, 3, dtype=dtype, device=V) if dtype != torch.uint8 else
-         torch.arange(5, 20, 3, dtype=dtype, device=V),
-         torch.arange(-5, 20, 3, dtype=dtype) if dtype != torch.uint8 else
-         torch.arange(5, 20, 3, dtype=dtype))
+    same(
+        torch.arange(-5, 20, 3, dtype=dtype, device=V)
+        if dtype != torch.uint8
+        else torch.arange(5, 20, 3, dtype=dtype, device=V),
+        torch.arange(-5, 20, 3, dtype=dtype)
+        if dtype != torch.uint8
+        else torch.arange(5, 20, 3, dtype=dtype),
+    )
     if dtype.is_floating_point:
         got = torch.arange(-1.5, 2.25, 0.25, dtype=dtype, device=V).cpu()
         ref = torch.arange(-1.5, 2.25, 0.25, dtype=dtype)
@@ -110,8 +128,9 @@ def test_arange_linspace_eye_every_dtype(dtype, gen):
     for start, end, steps in [(0, 10, 5), (-3, 7, 11), (2, 2, 1), (1, 9, 0), (0, 100, 7)]:
         got = torch.linspace(start, end, steps, dtype=dtype, device=V).cpu()
         ref = torch.linspace(start, end, steps, dtype=dtype)
-        torch.testing.assert_close(got, ref, atol=0, rtol=0 if not dtype.is_floating_point
-                                   else 1e-6)
+        torch.testing.assert_close(
+            got, ref, atol=0, rtol=0 if not dtype.is_floating_point else 1e-6
+        )
     same(torch.eye(4, dtype=dtype, device=V), torch.eye(4, dtype=dtype))
     out = torch.empty(6, dtype=dtype, device=V)[::2]
     torch.arange(3, out=out)
@@ -153,10 +172,15 @@ def test_randperm_is_a_reproducible_permutation():
 def test_gradients_match_cpu(gen):
     a = torch.randn(3, 4, generator=gen, dtype=torch.float64)
     b = torch.randn(2, 4, generator=gen, dtype=torch.float64)
-    for fn in [lambda s, t: torch.cat([s, t]), lambda s, t: torch.stack([s[:2], t], 2),
-               lambda s, t: s.flip(1), lambda s, t: s.roll((1, -1), (0, 1)),
-               lambda s, t: s.tril(1), lambda s, t: s.triu(-1),
-               lambda s, t: F.pad(s, (1, 1))]:
+    for fn in [
+        lambda s, t: torch.cat([s, t]),
+        lambda s, t: torch.stack([s[:2], t], 2),
+        lambda s, t: s.flip(1),
+        lambda s, t: s.roll((1, -1), (0, 1)),
+        lambda s, t: s.tril(1),
+        lambda s, t: s.triu(-1),
+        lambda s, t: F.pad(s, (1, 1)),
+    ]:
         ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
         av, bv = a.to(V).requires_grad_(), b.to(V).requires_grad_()
         yc, yv = fn(ac, bc), fn(av, bv)
