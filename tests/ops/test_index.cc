@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "test_util.h"
+#include "ops/index/index_launch.h"
 #include "vkml/index.h"
 
 namespace vkml::testing {
@@ -264,6 +265,38 @@ TEST_F(IndexTest, MaskScanNonzeroSelectScatterAcrossBlocks) {
   for (int64_t i = 0; i < rows * cols; ++i) {
     ASSERT_EQ(scattered[i], m[i] ? -(r++) : data[i]) << i;
   }
+}
+
+TEST_F(IndexTest, OwnerThreadsGiveBitIdenticalAccumulation) {
+  // f16 sums round after every update: both schemes must fold in the same order.
+  const int rows = 5, cols = 3, n = 300;
+  std::mt19937 rng(11);
+  std::vector<uint16_t> src(n * cols);
+  for (auto& v : src) v = static_cast<uint16_t>(0x3000 + rng() % 0x0C00);  // 0.125 .. 0.6
+  std::vector<int64_t> idx(n * cols);
+  for (auto& v : idx) v = rng() % rows;
+  Tensor<int64_t> index(dev(), DType::kI64, {n, cols}, idx);
+  Tensor<uint16_t> source(dev(), DType::kF16, {n, cols}, src);
+  std::vector<std::vector<uint16_t>> results;
+  for (const char* mode : {"0", "1"}) {
+    setenv("VKML_INDEX_OWNER", mode, 1);
+    Tensor<uint16_t> self(dev(), DType::kF16, {rows, cols}, std::vector<uint16_t>(15, 0x3C00));
+    ops::scatter(dev(), self.d, 0, index.d, source.d, ops::ScatterReduce::kSum);
+    results.push_back(self.get(rows * cols));
+  }
+  unsetenv("VKML_INDEX_OWNER");
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_NE(results[0], std::vector<uint16_t>(15, 0x3C00));
+}
+
+TEST(IndexVariants, OwnerThreadsOnlyWhereTheyPay) {
+  DeviceCaps gpu, cpu;
+  gpu.kind = DeviceKind::kDiscrete;
+  cpu.kind = DeviceKind::kCpu;
+  EXPECT_TRUE(ops::prefer_owner_threads(gpu, 1, 1000));       // 1-D histogram-like sums
+  EXPECT_FALSE(ops::prefer_owner_threads(cpu, 1, 1000));      // lavapipe: the plain walk
+  EXPECT_FALSE(ops::prefer_owner_threads(gpu, 512, 50000));   // embedding rows: enough threads
+  EXPECT_FALSE(ops::prefer_owner_threads(gpu, 100000, 1));
 }
 
 }  // namespace vkml::testing

@@ -89,6 +89,25 @@ void store_bits(uint64_t dst, uint64_t bits) {
 #endif
 }
 
+// The value an element holds after store_dst(v): owner mode keeps sums in registers.
+#if defined(DST_F16)
+VAL round_val(VAL v) { return float(float16_t(v)); }
+#elif defined(DST_BF16)
+VAL round_val(VAL v) { return bf16_to_float(float_to_bf16(v)); }
+#elif defined(DST_I8)
+VAL round_val(VAL v) { return int64_t(int8_t(v)); }
+#elif defined(DST_U8)
+VAL round_val(VAL v) { return int64_t(uint8_t(v)); }
+#elif defined(DST_I16)
+VAL round_val(VAL v) { return int64_t(int16_t(v)); }
+#elif defined(DST_I32)
+VAL round_val(VAL v) { return int64_t(int32_t(v)); }
+#elif defined(DST_BOOL)
+VAL round_val(VAL v) { return v != 0 ? 1l : 0l; }
+#else
+VAL round_val(VAL v) { return v; }
+#endif
+
 #ifdef KIND_FLOAT
 bool is_nan(VAL v) { return isnan(v); }
 #else
@@ -129,44 +148,57 @@ int64_t load_index(uint k, int64_t off) {
   return PI64(a + uint64_t(off) * 8ul).v;
 }
 
+// Element offsets of parallel position i (dims [0, npar)) and serial position s (the rest).
+void walk(int64_t pos, int lo, int hi, inout int64_t doff, inout int64_t voff,
+          inout int64_t ioff[VKML_INDEX_MAX_INDICES], uint nidx) {
+  int64_t rem = pos;
+  for (int d = hi - 1; d >= lo; --d) {
+    int64_t c = rem % pc.p.sizes[d];
+    rem /= pc.p.sizes[d];
+    doff += c * pc.p.data_strides[d];
+    voff += c * pc.p.value_strides[d];
+    for (uint k = 0u; k < nidx; ++k) ioff[k] += c * pc.p.index_strides[k * VKML_INDEX_MAX_DIMS + d];
+  }
+}
+
 void main() {
   const uint nd = pc.p.ndim, npar = pc.p.nparallel, nidx = pc.p.nindex, mode = pc.p.mode;
   const uint flags = pc.p.flags;
   const bool allow_negative = (flags & VKML_INDEX_ALLOW_NEGATIVE) != 0u;
   const bool value_scalar = (flags & VKML_INDEX_VALUE_SCALAR) != 0u;
-  const int64_t serial = pc.p.numel_serial;
+  const bool owner_mode = (flags & VKML_INDEX_OWNER) != 0u;
+  const int64_t serial = pc.p.numel_serial, owners = pc.p.owners;
 #if defined(SRC_KIND_INT)
   const VAL alpha0 = pc.p.alpha_i;
 #else
   const VAL alpha0 = VAL(pc.p.alpha_f);
 #endif
-  for (int64_t i = int64_t(gl_GlobalInvocationID.x); i < pc.p.numel_parallel;
-       i += VKML_GRID_STRIDE) {
+  const int64_t total = pc.p.numel_parallel * owners;
+  for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {
     int64_t dbase = 0, vbase = 0;
     int64_t ibase[VKML_INDEX_MAX_INDICES];
     for (uint k = 0u; k < nidx; ++k) ibase[k] = 0;
-    int64_t rem = i;
-    for (int d = int(npar) - 1; d >= 0; --d) {
-      int64_t c = rem % pc.p.sizes[d];
-      rem /= pc.p.sizes[d];
-      dbase += c * pc.p.data_strides[d];
-      vbase += c * pc.p.value_strides[d];
-      for (uint k = 0u; k < nidx; ++k) ibase[k] += c * pc.p.index_strides[k * VKML_INDEX_MAX_DIMS + d];
+    walk(t / owners, 0, int(npar), dbase, vbase, ibase, nidx);
+    // Owner mode: the index values this thread owns (digits of t % owners over the limits).
+    int64_t own[VKML_INDEX_MAX_INDICES];
+    int64_t dest = dbase;
+    if (owner_mode) {
+      int64_t rem = t % owners;
+      for (int k = int(nidx) - 1; k >= 0; --k) {
+        own[k] = rem % pc.p.index_limit[k];
+        rem /= pc.p.index_limit[k];
+        dest += own[k] * pc.p.index_stride[k];
+      }
     }
+    bool touched = false;
+    VAL acc = VAL(0);
     // Serial part: one thread visits these positions in order (deterministic accumulation).
     for (int64_t s = 0; s < serial; ++s) {
       int64_t doff = dbase, voff = vbase;
       int64_t ioff[VKML_INDEX_MAX_INDICES];
       for (uint k = 0u; k < nidx; ++k) ioff[k] = ibase[k];
-      rem = s;
-      for (int d = int(nd) - 1; d >= int(npar); --d) {
-        int64_t c = rem % pc.p.sizes[d];
-        rem /= pc.p.sizes[d];
-        doff += c * pc.p.data_strides[d];
-        voff += c * pc.p.value_strides[d];
-        for (uint k = 0u; k < nidx; ++k) ioff[k] += c * pc.p.index_strides[k * VKML_INDEX_MAX_DIMS + d];
-      }
-      bool ok = true;
+      walk(s, int(npar), int(nd), doff, voff, ioff, nidx);
+      bool ok = true, mine = true;
       int64_t first = 0;
       for (uint k = 0u; k < nidx && ok; ++k) {
         int64_t raw = load_index(k, ioff[k]);
@@ -177,6 +209,7 @@ void main() {
           ok = false;
         }
         if (k == 0u) first = idx;
+        if (owner_mode && idx != own[k]) mine = false;
         doff += idx * pc.p.index_stride[k];
       }
       uint64_t vaddr = pc.p.values + uint64_t(voff * ELEM_BYTES);
@@ -185,6 +218,7 @@ void main() {
         if (mode == VKML_INDEX_GATHER) store_bits(vaddr, 0ul);
         continue;
       }
+      if (!mine) continue;
       if ((flags & VKML_INDEX_SKIP) != 0u && first == pc.p.skip_index) continue;
       uint64_t daddr = pc.p.data + uint64_t(doff * ELEM_BYTES);
       if (mode == VKML_INDEX_GATHER) {
@@ -202,8 +236,16 @@ void main() {
           int64_t n = PI64(pc.p.counts + uint64_t(first) * 8ul).v;
           alpha = VAL(1) / VAL(n);  // floats only: the bridge rejects integer gradients
         }
-        store_dst(daddr, combine(mode, load_val(daddr), v, alpha));
+        if (owner_mode) {
+          // Fold in a register, rounding to the dtype after every update like the plain path.
+          if (!touched) acc = load_val(daddr);
+          touched = true;
+          acc = round_val(combine(mode, acc, v, alpha));
+        } else {
+          store_dst(daddr, combine(mode, load_val(daddr), v, alpha));
+        }
       }
     }
+    if (touched) store_dst(pc.p.data + uint64_t(dest * ELEM_BYTES), acc);
   }
 }

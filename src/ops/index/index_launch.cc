@@ -1,6 +1,8 @@
 #include "ops/index/index_launch.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "ops/launch.h"
@@ -27,7 +29,22 @@ std::vector<int64_t> coalesce_group(const std::vector<int64_t>& sizes,
   return out;
 }
 
+// VKML_INDEX_OWNER=1 forces owner-computes wherever it applies, 0 turns it off (tests).
+int owner_override() {
+  const char* v = std::getenv("VKML_INDEX_OWNER");
+  if (!v || !*v) return -1;
+  return std::strcmp(v, "0") == 0 ? 0 : 1;
+}
+
 }  // namespace
+
+bool prefer_owner_threads(const DeviceCaps& caps, int64_t parallel, int64_t owners) {
+  // The plain scheme's time is one thread's serial walk; owner threads finish in about
+  // parallel * owners * serial / throughput, which wins while parallel * owners stays below
+  // throughput * latency of a dependent update (about 1e5 on discrete GPUs).
+  if (caps.kind == DeviceKind::kCpu || owners < 2) return false;
+  return parallel <= (int64_t{1} << 17) / owners;
+}
 
 void check_supported(const Device& dev, DType t) {
   if (!dev.caps().supports_dtype(t)) {
@@ -134,6 +151,24 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   p.nindex = static_cast<uint32_t>(l.indices.size());
   p.numel_parallel = npar;
   p.numel_serial = nser;
+  p.owners = 1;
+  bool reduce = l.mode != IndexMode::kGather && l.mode != IndexMode::kAssign &&
+                l.mode != IndexMode::kDiv;
+  bool owner_ok = reduce && nser > 1 && !l.indices.empty();
+  for (size_t j = 0; j < ssizes.size() && owner_ok; ++j) owner_ok = sstr[0][j] == 0;
+  int64_t owners = 1;
+  for (size_t k = 0; k < l.indices.size() && owner_ok; ++k) {
+    if (l.indices[k].limit <= 0 || owners > (int64_t{1} << 40) / l.indices[k].limit) {
+      owner_ok = false;
+    } else {
+      owners *= l.indices[k].limit;
+    }
+  }
+  int forced = owner_override();
+  if (owner_ok && (forced == 1 || (forced == -1 && prefer_owner_threads(dev.caps(), npar, owners)))) {
+    p.flags |= VKML_INDEX_OWNER;
+    p.owners = owners;
+  }
   p.mode = static_cast<uint32_t>(l.mode);
   p.data = l.data;
   p.values = l.values;
@@ -142,7 +177,7 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   p.counts = l.counts;
   p.alpha_f = l.alpha_f;
   p.alpha_i = l.alpha_i;
-  p.flags = l.allow_negative ? VKML_INDEX_ALLOW_NEGATIVE : 0u;
+  p.flags |= l.allow_negative ? VKML_INDEX_ALLOW_NEGATIVE : 0u;
   if (l.values == 0) p.flags |= VKML_INDEX_VALUE_SCALAR;
   if (l.skip_index) {
     p.flags |= VKML_INDEX_SKIP;
@@ -175,7 +210,8 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   uint32_t spec[] = {kElementwiseWorkgroup};
   const Pipeline& pipe = dev.pipeline(shader, spec);
   uint64_t addr = dev.stream().params(&p, sizeof(p));
-  int64_t groups = (npar + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
+  int64_t threads = npar * p.owners;
+  int64_t groups = (threads + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
   uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
   dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), reads, writes);
 }

@@ -52,6 +52,10 @@ struct IndexLaunch {
   uint64_t error_flag = 0;
 };
 
+// Whether accumulation should use owner-computes threads (see VKML_INDEX_OWNER): a pure
+// function of the device and the launch shape.
+bool prefer_owner_threads(const DeviceCaps& caps, int64_t parallel, int64_t owners);
+
 // Coalesces the parallel and the serial dims separately and records one dispatch.
 void launch_index(Device& dev, const IndexLaunch& launch);
 

@@ -23,6 +23,11 @@
 #define VKML_INDEX_VALUE_SCALAR 2u    // values are the bit pattern value_bits, not a tensor
 #define VKML_INDEX_SKIP 4u            // updates whose index 0 equals skip_index are skipped
 #define VKML_INDEX_SCALE_BY_COUNT 8u  // alpha = 1 / counts[index 0] (embedding scale_grad_by_freq)
+// Owner-computes: each thread owns one destination (owner o of `owners`, o's digits over the
+// index limits are the index values it takes) and walks every serial position, folding in
+// the matching ones in order. K times the work of the plain scheme for K times the threads;
+// chosen when the plain scheme would leave a GPU nearly idle. Results are identical.
+#define VKML_INDEX_OWNER 16u
 
 // Layout of the error record at error_flag (16 bytes, zeroed by the caller): the first bad
 // index claims it (u32 claimed = 1), then stores which index operand (u32) and its value (i64).
@@ -52,6 +57,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   int64_t alpha_i;
   int64_t numel_parallel;
   int64_t numel_serial;
+  int64_t owners;  // VKML_INDEX_OWNER: product of the index limits, else 1
   int64_t skip_index;
   uint32_t ndim;
   uint32_t nparallel;
