@@ -529,7 +529,8 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
 void index_fill_into(at::Tensor& self, int64_t dim, const at::Tensor& index,
                      const at::Scalar& value, const at::Tensor* value_tensor) {
   check_devices(self, {&index}, "index_fill_");
-  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
+  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong,
+                    "index_fill_(): Expected dtype int64 for index.");
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_fill_(): Index is supposed to be a vector");
   dim = at::maybe_wrap_dim(dim, self.dim());
   at::assert_no_internal_overlap(self);

@@ -120,7 +120,8 @@ VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
     if (v == VAL(0)) return cur;
 #if defined(SRC_KIND_INT)
     VAL q = cur / v;
-    return (q * v != cur && ((cur < 0) != (v < 0))) ? q - 1 : q;  // floor, as div_(rounding_mode='floor')
+    // floor, as div_(rounding_mode='floor')
+    return (q * v != cur && ((cur < 0) != (v < 0))) ? q - 1 : q;
 #else
     return cur / v;
 #endif

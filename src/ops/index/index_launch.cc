@@ -165,7 +165,8 @@ void launch_index(Device& dev, const IndexLaunch& l) {
     }
   }
   int forced = owner_override();
-  if (owner_ok && (forced == 1 || (forced == -1 && prefer_owner_threads(dev.caps(), npar, owners)))) {
+  bool owner = forced == 1 || (forced == -1 && prefer_owner_threads(dev.caps(), npar, owners));
+  if (owner_ok && owner) {
     p.flags |= VKML_INDEX_OWNER;
     p.owners = owners;
   }

@@ -58,7 +58,8 @@ void main() {
 #ifdef INTEGRAL
       store_dst(ELEM_AT(i), pc.p.start_i + pc.p.step_i * i);
 #else
-      store_dst(ELEM_AT(i), ELEM(ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i)));
+      ARANGE_ACC v = ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i);
+      store_dst(ELEM_AT(i), ELEM(v));
 #endif
       continue;
     }

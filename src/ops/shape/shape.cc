@@ -102,7 +102,8 @@ void cat(Device& dev, const TensorDesc& out, const std::vector<TensorDesc>& inpu
   if (offset != out.sizes[dim]) throw InvalidArgument("vkml: cat: inputs do not fill out");
 }
 
-void flip(Device& dev, const TensorDesc& out, const TensorDesc& self, const std::vector<int>& dims) {
+void flip(Device& dev, const TensorDesc& out, const TensorDesc& self,
+          const std::vector<int>& dims) {
   check_same(out, self, "flip");
   std::vector<bool> flipped(self.ndim(), false);
   for (int d : dims) {
