@@ -68,6 +68,15 @@ void advanced_index_put(Device& dev, const TensorDesc& self,
                         const std::vector<std::optional<TensorDesc>>& indices,
                         const TensorDesc& values, bool accumulate, uint64_t error_flag = 0);
 
+// out = self.take(index): out[i] = the index[i]-th element of self in row-major order
+// (negative positions wrap). out has index's shape.
+void take(Device& dev, const TensorDesc& out, const TensorDesc& self, const TensorDesc& index,
+          uint64_t error_flag = 0);
+// self.put_(index, source, accumulate) with source laid out on index's shape; accumulation
+// runs in index order (deterministic).
+void put(Device& dev, const TensorDesc& self, const TensorDesc& index, const TensorDesc& source,
+         bool accumulate, uint64_t error_flag = 0);
+
 // grad_weight (num_weights, D) = sum of grad rows (grad: indices.sizes + [D]) by index, in
 // index order, skipping padding_idx; with counts_scratch (num_weights int64, any content) each
 // row is scaled by 1 / (occurrences of its index) as scale_grad_by_freq does.

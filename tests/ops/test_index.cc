@@ -267,6 +267,24 @@ TEST_F(IndexTest, MaskScanNonzeroSelectScatterAcrossBlocks) {
   }
 }
 
+TEST_F(IndexTest, TakeAndPutUseRowMajorPositionsOfStridedSelf) {
+  std::vector<int32_t> base(12);
+  for (int i = 0; i < 12; ++i) base[i] = i * 10;
+  Tensor<int32_t> self(dev(), DType::kI32, {4, 3}, base, {1, 4});  // transpose of a 3x4
+  Tensor<int64_t> index(dev(), DType::kI64, {2, 2}, {0, 1, -1, 5});
+  Tensor<int32_t> out(dev(), DType::kI32, {2, 2}, std::vector<int32_t>(4));
+  ops::take(dev(), out.d, self.d, index.d);
+  // logical t[r][c] = base[r + 4 c]; flat p -> (p / 3, p % 3)
+  EXPECT_EQ(out.get(4), (std::vector<int32_t>{0, 40, 110, 90}));
+  Tensor<int32_t> src(dev(), DType::kI32, {2, 2}, {1, 2, 3, 4});
+  Tensor<int64_t> dup(dev(), DType::kI64, {2, 2}, {1, 1, -12, 11});
+  ops::put(dev(), self.d, dup.d, src.d, true);
+  auto got = self.get(12);
+  EXPECT_EQ(got[4], 40 + 1 + 2);  // flat 1 = t[0][1] = base[4]
+  EXPECT_EQ(got[0], 0 + 3);       // flat -12 wraps to 0
+  EXPECT_EQ(got[11], 110 + 4);    // flat 11 = t[3][2] = base[11]
+}
+
 TEST_F(IndexTest, OwnerThreadsGiveBitIdenticalAccumulation) {
   // f16 sums round after every update: both schemes must fold in the same order.
   const int rows = 5, cols = 3, n = 300;

@@ -174,6 +174,31 @@ def test_index_reduce(reduce, gen):
         assert_same(got, ref, exact=False)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int8, torch.bool])
+def test_take_and_put(dtype, gen):
+    x = rand((4, 6), dtype, gen)
+    idx = torch.randint(-24, 24, (3, 5), generator=gen)
+    # flat positions walk the logical (row-major) order of a transposed, strided self
+    assert_same(x.to(V).t().take(idx.to(V)), x.t().take(idx))
+    out = torch.empty(3, 10, dtype=dtype, device=V)[:, ::2]
+    torch.take(x.to(V)[:, 1:], idx.clamp(-20, 19).to(V), out=out)
+    assert torch.equal(out.cpu(), x[:, 1:].take(idx.clamp(-20, 19)))
+    src = rand((15,), dtype, gen)
+    perm = torch.randperm(24, generator=gen)[:15].reshape(3, 5)
+    y = x.to(V).t()
+    y.put_(perm.to(V), src.to(V))
+    assert torch.equal(y.cpu(), x.t().clone().put_(perm, src))
+    if dtype != torch.bool:
+        ones = small_ints((15,), dtype, gen)
+        dup = torch.randint(-3, 3, (15,), generator=gen)
+        ref = x.clone().put_(dup, ones, accumulate=True)
+        assert_same(x.to(V).put_(dup.to(V), ones.to(V), accumulate=True), ref)
+    with pytest.raises(IndexError):
+        x.to(V).take(torch.tensor([24]).to(V))
+    with pytest.raises(IndexError):
+        x.to(V).put_(torch.tensor([-25]).to(V), src[:1].to(V))
+
+
 def test_owner_threads_match_the_plain_walk(monkeypatch, gen):
     # GPUs accumulate with one thread per destination when few threads would run otherwise;
     # lavapipe never picks it, so force both ways and compare bit for bit.

@@ -4,6 +4,7 @@
 // bad index values are caught on the device (see BadIndexCheck: one host sync per op).
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/embedding_dense_backward.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gather.h>
@@ -570,6 +571,80 @@ at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& 
   return self;
 }
 
+// ---- take / put_ --------------------------------------------------------------------------
+
+std::string flat_message(int64_t v, int64_t numel) {
+  return "out of range: tried to access index " + std::to_string(v) + " on a tensor of " +
+         std::to_string(numel) + " elements.";
+}
+
+void take_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& index) {
+  TORCH_CHECK(index.scalar_type() == at::kLong,
+              "take(): Expected a long tensor for index, but got ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "take(): self and out expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and out.dtype = ", out.scalar_type());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "take(): tried to take from an empty tensor");
+  at::native::resize_output(out, index.sizes());
+  if (index.numel() == 0) return;
+  vkml::Device& d = core_device(self);
+  BadIndexCheck check(self, true);
+  translate_errors([&] {
+    vkml::ops::take(d, to_desc(out), to_desc(self), to_desc(index), check.address());
+  });
+  check.raise_if_bad(BadIndexError::kIndex,
+                     [&](int64_t v, uint32_t) { return flat_message(v, self.numel()); });
+}
+
+at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
+  check_devices(self, {&index}, "take");
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty(index.sizes(), self.options());
+  take_into(out, self, index);
+  return out;
+}
+
+at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
+  check_devices(self, {&index, &out}, "take");
+  c10::DeviceGuard guard(self.device());
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, index);
+  at::assert_no_overlap(out, self);
+  take_into(out, self, index);
+  return out;
+}
+
+at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source,
+                 bool accumulate) {
+  check_devices(self, {&index, &source}, "put_");
+  TORCH_CHECK(index.scalar_type() == at::kLong,
+              "put_(): Expected a long tensor for index, but got ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "put_(): self and source expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and source.dtype = ", source.scalar_type());
+  TORCH_CHECK_INDEX(source.numel() == index.numel(),
+                    "put_(): Expected source and index to have the same number of elements, but "
+                    "got source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "put_(): Tried to put elements into an empty tensor");
+  at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);
+  at::assert_no_overlap(self, source);
+  if (index.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  // Source elements pair with index elements in row-major order: lay source on index's shape.
+  at::Tensor src = source.sizes() == index.sizes() ? source : source.reshape(index.sizes());
+  vkml::Device& d = core_device(self);
+  BadIndexCheck check(self, true);
+  translate_errors([&] {
+    vkml::ops::put(d, to_desc(self), to_desc(index), to_desc(src), accumulate, check.address());
+  });
+  check.raise_if_bad(BadIndexError::kIndex,
+                     [&](int64_t v, uint32_t) { return flat_message(v, self.numel()); });
+  return self;
+}
+
 // ---- embedding backward -------------------------------------------------------------------
 
 at::Tensor embedding_dense_backward(const at::Tensor& grad, const at::Tensor& indices,
@@ -634,6 +709,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_copy.out", index_copy_out);
   m.impl("index_fill_.int_Scalar", index_fill_scalar_);
   m.impl("index_fill_.int_Tensor", index_fill_tensor_);
+  m.impl("take", take);
+  m.impl("take.out", take_out);
+  m.impl("put_", put_);
   m.impl("embedding_dense_backward", embedding_dense_backward);
 }
 

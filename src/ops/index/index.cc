@@ -333,6 +333,55 @@ void advanced_index_put(Device& dev, const TensorDesc& self,
   launch_index(dev, l);
 }
 
+namespace {
+
+// Iteration over index's shape; operand 0 holds flat positions into self.
+IndexLaunch flat_launch(const TensorDesc& self, const TensorDesc& index, const char* op) {
+  check_index_dtype(index, op);
+  IndexLaunch l;
+  l.dtype = self.dtype;
+  l.sizes = index.sizes;
+  l.data = self.address;
+  l.data_strides.assign(index.ndim(), 0);
+  l.data_range = range_of(self);
+  l.indices.push_back(full_index(index, self.numel(), 1));
+  l.flat_sizes = self.sizes;
+  l.flat_strides = self.strides;
+  l.allow_negative = true;
+  return l;
+}
+
+}  // namespace
+
+void take(Device& dev, const TensorDesc& out, const TensorDesc& self, const TensorDesc& index,
+          uint64_t error_flag) {
+  check_same_dtype(out, self, "take");
+  if (out.sizes != index.sizes) throw InvalidArgument("vkml: take: out must have index's shape");
+  IndexLaunch l = flat_launch(self, index, "take");
+  l.mode = IndexMode::kGather;
+  l.values = out.address;
+  l.value_strides = out.strides;
+  l.values_range = range_of(out);
+  l.error_flag = error_flag;
+  launch_index(dev, l);
+}
+
+void put(Device& dev, const TensorDesc& self, const TensorDesc& index, const TensorDesc& source,
+         bool accumulate, uint64_t error_flag) {
+  check_same_dtype(self, source, "put");
+  if (source.sizes != index.sizes) {
+    throw InvalidArgument("vkml: put: source must have index's shape");
+  }
+  IndexLaunch l = flat_launch(self, index, "put");
+  l.mode = accumulate ? IndexMode::kSum : IndexMode::kAssign;
+  l.values = source.address;
+  l.value_strides = source.strides;
+  l.values_range = range_of(source);
+  if (accumulate) l.serial.assign(l.sizes.size(), true);
+  l.error_flag = error_flag;
+  launch_index(dev, l);
+}
+
 void divide_by_counts(Device& dev, const TensorDesc& self, const TensorDesc& counts) {
   check_same_dtype(self, counts, "divide_by_counts");
   if (self.sizes != counts.sizes) throw InvalidArgument("vkml: divide_by_counts: shapes differ");

@@ -149,6 +149,17 @@ int64_t load_index(uint k, int64_t off) {
   return PI64(a + uint64_t(off) * 8ul).v;
 }
 
+// Data offset of index value idx of operand k: idx * stride, or a flat position's offset.
+int64_t scaled_index(uint k, int64_t idx) {
+  if (k != 0u || pc.p.flat_ndim == 0u) return idx * pc.p.index_stride[k];
+  int64_t off = 0, rem = idx;
+  for (int d = int(pc.p.flat_ndim) - 1; d >= 0; --d) {
+    off += (rem % pc.p.flat_sizes[d]) * pc.p.flat_strides[d];
+    rem /= pc.p.flat_sizes[d];
+  }
+  return off;
+}
+
 // Element offsets of parallel position i (dims [0, npar)) and serial position s (the rest).
 void walk(int64_t pos, int lo, int hi, inout int64_t doff, inout int64_t voff,
           inout int64_t ioff[VKML_INDEX_MAX_INDICES], uint nidx) {
@@ -188,7 +199,7 @@ void main() {
       for (int k = int(nidx) - 1; k >= 0; --k) {
         own[k] = rem % pc.p.index_limit[k];
         rem /= pc.p.index_limit[k];
-        dest += own[k] * pc.p.index_stride[k];
+        dest += scaled_index(k, own[k]);
       }
     }
     bool touched = false;
@@ -211,7 +222,7 @@ void main() {
         }
         if (k == 0u) first = idx;
         if (owner_mode && idx != own[k]) mine = false;
-        doff += idx * pc.p.index_stride[k];
+        doff += scaled_index(k, idx);
       }
       uint64_t vaddr = pc.p.values + uint64_t(voff * ELEM_BYTES);
       if (!ok) {

@@ -185,6 +185,16 @@ void launch_index(Device& dev, const IndexLaunch& l) {
     p.skip_index = *l.skip_index;
   }
   if (l.counts) p.flags |= VKML_INDEX_SCALE_BY_COUNT;
+  if (!l.flat_sizes.empty()) {
+    std::vector<int64_t> fs = l.flat_strides;
+    std::vector<int64_t> fsizes = coalesce_dims(l.flat_sizes, {&fs});
+    if (fsizes.size() > VKML_INDEX_MAX_DIMS) throw NotSupported("vkml: take/put_: too many dims");
+    p.flat_ndim = static_cast<uint32_t>(fsizes.size());
+    for (size_t d = 0; d < fsizes.size(); ++d) {
+      p.flat_sizes[d] = fsizes[d];
+      p.flat_strides[d] = fs[d];
+    }
+  }
   std::vector<MemRange> reads, writes;
   for (size_t k = 0; k < l.indices.size(); ++k) {
     const auto& ix = l.indices[k];

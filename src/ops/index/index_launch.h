@@ -50,6 +50,8 @@ struct IndexLaunch {
   uint64_t counts = 0;  // i64 per index value: alpha = 1 / counts[index 0]
   MemRange counts_range;
   uint64_t error_flag = 0;
+  // Index operand 0 holds flat positions into a tensor of these sizes/strides (take, put_).
+  std::vector<int64_t> flat_sizes, flat_strides;
 };
 
 // Whether accumulation should use owner-computes threads (see VKML_INDEX_OWNER): a pure

@@ -48,6 +48,10 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   uint64_t index_addr[VKML_INDEX_MAX_INDICES];
   int64_t index_limit[VKML_INDEX_MAX_INDICES];   // size of the dim index k selects along
   int64_t index_stride[VKML_INDEX_MAX_INDICES];  // data stride of that dim (elements)
+  // flat_ndim > 0: index operand 0 is a flat (row-major) position in a tensor of these sizes
+  // and strides (take, put_): its value is split into coordinates, not scaled by a stride.
+  int64_t flat_sizes[VKML_INDEX_MAX_DIMS];
+  int64_t flat_strides[VKML_INDEX_MAX_DIMS];
   uint64_t data;
   uint64_t values;
   uint64_t value_bits;
@@ -65,14 +69,17 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   uint32_t mode;
   uint32_t index_i32_mask;  // bit k set: index operand k holds int32, else int64
   uint32_t flags;
+  uint32_t flat_ndim;
+  uint32_t pad;
 };
 #ifdef __cplusplus
 static_assert(offsetof(IndexParams, index_addr) ==
               8 * (3 * VKML_INDEX_MAX_DIMS + VKML_INDEX_MAX_INDICES * VKML_INDEX_MAX_DIMS));
-static_assert(offsetof(IndexParams, data) ==
-              offsetof(IndexParams, index_addr) + 3 * 8 * VKML_INDEX_MAX_INDICES);
+static_assert(offsetof(IndexParams, data) == offsetof(IndexParams, index_addr) +
+                                                 3 * 8 * VKML_INDEX_MAX_INDICES +
+                                                 2 * 8 * VKML_INDEX_MAX_DIMS);
 static_assert(offsetof(IndexParams, ndim) == offsetof(IndexParams, skip_index) + 8);
-static_assert(sizeof(IndexParams) == offsetof(IndexParams, ndim) + 6 * 4);
+static_assert(sizeof(IndexParams) == offsetof(IndexParams, ndim) + 8 * 4);
 }  // namespace vkml::ops
 #endif
 
