@@ -286,6 +286,18 @@ def test_gradients_match_cpu(gen):
             torch.testing.assert_close(sv.grad.cpu(), sc.grad)
 
 
+def test_unchecked_bad_indices_stay_in_bounds(monkeypatch, gen):
+    # VKML_CHECK_INDICES=0 skips the host sync that raises IndexError; kernels still never
+    # touch memory for a bad index: gathers leave 0, scatters skip the element.
+    monkeypatch.setenv("VKML_CHECK_INDICES", "0")
+    x = torch.randn(4, 3, generator=gen)
+    got = x.to(V).index_select(0, torch.tensor([1, 99, -7, 3]).to(V)).cpu()
+    assert torch.equal(got[0], x[1]) and torch.equal(got[3], x[3])
+    assert torch.equal(got[1:3], torch.zeros(2, 3))
+    y = x.to(V).scatter_add(0, torch.tensor([[0, 50, 1]]).to(V), torch.ones(1, 3).to(V)).cpu()
+    assert torch.equal(y, x + torch.tensor([[1.0, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]]))
+
+
 def test_runs_natively(fallback, gen):
     x = torch.randn(4, 5, generator=gen).to(V)
     i = torch.tensor([[0, 1, 2, 3, 0]]).to(V)
