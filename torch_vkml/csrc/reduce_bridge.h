@@ -2,6 +2,7 @@
 // vkml (so shapes, dtypes and errors are PyTorch's), and calling the core reduction.
 #pragma once
 #include <ATen/TensorMeta.h>
+#include <ATen/core/Dimname.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -28,12 +29,22 @@ class Structured final : public Meta {
   explicit Structured(Mode mode, std::array<at::Tensor, N> given = {})
       : mode_(mode), outputs_(std::move(given)) {}
 
+  // torch 2.13 passes (sizes, strides, options); 2.11 also passes dimension names. Both
+  // overloads exist, without `override`, so whichever the installed torch declares is overridden.
   void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options) {
     set_output(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options) {
+    set_output(i, sizes, strides, options);
+  }
+  void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                          at::TensorOptions options, at::DimnameList) {
+    set_output(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                              at::TensorOptions options, at::DimnameList) {
     set_output(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return outputs_[i]; }
