@@ -2,7 +2,10 @@
 // vkml (so shapes, dtypes and errors are PyTorch's), and calling the core reduction.
 #pragma once
 #include <ATen/TensorMeta.h>
-#include <ATen/core/Dimname.h>
+#if __has_include(<ATen/core/Dimname.h>)
+#include <ATen/core/Dimname.h>  // torch <= 2.12 passes dimension names to meta outputs
+#define VKML_META_HAS_NAMES 1
+#endif
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
@@ -29,24 +32,25 @@ class Structured final : public Meta {
   explicit Structured(Mode mode, std::array<at::Tensor, N> given = {})
       : mode_(mode), outputs_(std::move(given)) {}
 
-  // torch 2.13 passes (sizes, strides, options); 2.11 also passes dimension names. Both
-  // overloads exist, without `override`, so whichever the installed torch declares is overridden.
+#ifndef VKML_META_HAS_NAMES
   void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                          at::TensorOptions options) {
+                          at::TensorOptions options) override {
     set_output(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                              at::TensorOptions options) {
+                              at::TensorOptions options) override {
     set_output(i, sizes, strides, options);
   }
+#else
   void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                          at::TensorOptions options, at::DimnameList) {
+                          at::TensorOptions options, at::DimnameList) override {
     set_output(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                              at::TensorOptions options, at::DimnameList) {
+                              at::TensorOptions options, at::DimnameList) override {
     set_output(i, sizes, strides, options);
   }
+#endif
   const at::Tensor& maybe_get_output(int64_t i) override { return outputs_[i]; }
   const at::Tensor& output(size_t i) const { return outputs_[i]; }
 
