@@ -1,9 +1,11 @@
 #!/bin/bash
 # On the GPU machine: build the extension and show where `import torch_vkml` + device use crashes.
 set -uo pipefail
-# The machine's LDFLAGS may link libstdc++ statically: a second copy in _C.so next to
-# torch's shared one mixes facet ids and crashes in iostreams.
-unset LDFLAGS CXXFLAGS CFLAGS
+# The machine's default compiler (CXX=/opt/gcc/bin/g++) links libstdc++ statically: a second copy
+# in _C.so next to torch's shared one mixes locale facet ids and crashes in iostreams. Use the
+# system compiler, which links the shared libstdc++ torch uses.
+unset LDFLAGS CXXFLAGS CFLAGS CC CXX
+export CC=/usr/bin/gcc CXX=/usr/bin/g++
 export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
 OUT=${OUT:-/tmp/out}
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \

@@ -3,9 +3,11 @@
 # gemm and conv suites (cooperative-matrix variants included where the device has them), then
 # time torch.mm on vkml against CUDA. Logs go to $OUT. Carry .vktc/usr, .vktc/etc, .vktc/googletest.
 set -uo pipefail
-# The machine's LDFLAGS may link libstdc++ statically: a second copy in _C.so next to
-# torch's shared one mixes facet ids and crashes in iostreams.
-unset LDFLAGS CXXFLAGS CFLAGS
+# The machine's default compiler (CXX=/opt/gcc/bin/g++) links libstdc++ statically: a second copy
+# in _C.so next to torch's shared one mixes locale facet ids and crashes in iostreams. Use the
+# system compiler, which links the shared libstdc++ torch uses.
+unset LDFLAGS CXXFLAGS CFLAGS CC CXX
+export CC=/usr/bin/gcc CXX=/usr/bin/g++
 export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -2,9 +2,11 @@
 # On the GPU machine: build the core with the carried toolchain, list devices, run the runtime
 # tests and the runtime benchmark next to PyTorch CUDA's copy bandwidth. Results go to $OUT.
 set -uo pipefail
-# The machine's LDFLAGS may link libstdc++ statically: a second copy in _C.so next to
-# torch's shared one mixes facet ids and crashes in iostreams.
-unset LDFLAGS CXXFLAGS CFLAGS
+# The machine's default compiler (CXX=/opt/gcc/bin/g++) links libstdc++ statically: a second copy
+# in _C.so next to torch's shared one mixes locale facet ids and crashes in iostreams. Use the
+# system compiler, which links the shared libstdc++ torch uses.
+unset LDFLAGS CXXFLAGS CFLAGS CC CXX
+export CC=/usr/bin/gcc CXX=/usr/bin/g++
 export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
 OUT=${OUT:-/tmp/out}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
