@@ -8,10 +8,10 @@ unset LDFLAGS CXXFLAGS CFLAGS CC CXX
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
 export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
 OUT=${OUT:-/tmp/out}
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
+cmake -S . -B build-h200 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
   -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DVKML_BUILD_PYTHON=ON -DVKML_BUILD_BENCH=ON -DVKML_BUILD_TESTS=OFF \
   -DPython3_EXECUTABLE=$(which python3) > $OUT/configure.log 2>&1 || { tail -20 $OUT/configure.log; exit 1; }
-timeout 400 cmake --build build-dev -j16 > $OUT/build.log 2>&1 || { grep -B2 -A12 -m3 "error" $OUT/build.log; exit 1; }
+timeout 400 cmake --build build-h200 -j16 > $OUT/build.log 2>&1 || { grep -B2 -A12 -m3 "error" $OUT/build.log; exit 1; }
 cat > /tmp/t.py <<'PY'
 import torch, torch_vkml
 print("count", torch_vkml.device_count(), flush=True)
@@ -22,5 +22,5 @@ PYTHONPATH=. python3 /tmp/t.py 2>&1 | tail -5
 PYTHONPATH=. timeout 200 cuda-gdb -batch -ex run -ex bt --args python3 /tmp/t.py 2>&1 | grep -E "^#|signal" | head -40
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib
 for lib in $NV/libnvrtc.so.13 /opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so; do
-  echo "preload $lib:"; LD_PRELOAD=$lib timeout 60 ./build-dev/bench/bench_runtime --quick 2>&1 | tail -2
+  echo "preload $lib:"; LD_PRELOAD=$lib timeout 60 ./build-h200/bench/bench_runtime --quick 2>&1 | tail -2
 done

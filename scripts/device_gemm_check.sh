@@ -13,14 +13,14 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 git log -1 --oneline 2>/dev/null
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
+cmake -S . -B build-h200 -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
   -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DVKML_BUILD_PYTHON=ON -DVKML_BUILD_BENCH=OFF \
   -DPython3_EXECUTABLE=$(which python3) > $OUT/configure.log 2>&1 || { tail -20 $OUT/configure.log; exit 1; }
 grep "vkml" $OUT/configure.log | grep -v "skipping copy"
-timeout 400 cmake --build build-dev -j16 > $OUT/build.log 2>&1 || { grep -B2 -A12 -m3 "error" $OUT/build.log; exit 1; }
-./build-dev/vkml-info | head -30
+timeout 400 cmake --build build-h200 -j16 > $OUT/build.log 2>&1 || { grep -B2 -A12 -m3 "error" $OUT/build.log; exit 1; }
+./build-h200/vkml-info | head -30
 export VKML_CACHE_DIR=/tmp/vkml-cache
-timeout 120 ./build-dev/tests/vkml_ops_tests --gtest_filter='Gemm*:Conv*' > $OUT/ops_tests.log 2>&1
+timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='Gemm*:Conv*' > $OUT/ops_tests.log 2>&1
 grep -E "FAILED|Failure|PASSED|Expected|Which is|actual" $OUT/ops_tests.log | head -40
 if python3 -c "import pytest" 2>/dev/null; then
   PYTHONPATH=. VKML_FALLBACK=error timeout 200 python3 -m pytest -q -x tests/torch/test_gemm.py \
