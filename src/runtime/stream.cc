@@ -157,8 +157,9 @@ struct Stream::Impl {
     }
     if (best) return *best;
     if (total + bytes > kStagingCap && !staging.empty()) {
-      // Too much staging in flight: wait for it, drop idle buffers that are too small.
-      wait(submitted);
+      // Too much staging in flight: submit what is recorded (it may still read these buffers),
+      // wait for it, and drop idle buffers that are too small.
+      wait(submit(false));
       for (auto it = staging.begin(); it != staging.end();) {
         if (it->raw.size < bytes) {
           vk.destroy_buffer(it->raw);

@@ -124,3 +124,22 @@ TEST_F(MemoryTest, FillWritesPattern) {
 }
 
 }  // namespace vkml::testing
+
+namespace vkml::testing {
+
+// Uploads beyond the staging cap reuse staging buffers: recorded copies must be submitted first.
+TEST_F(MemoryTest, UploadsBeyondStagingCapKeepTheirData) {
+  const uint64_t n = 100ull << 20;
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+  std::vector<std::vector<uint8_t>> hosts;
+  for (uint32_t i = 0; i < 3; ++i) {
+    bufs.push_back(std::make_unique<DeviceBuffer>(dev(), n));
+    hosts.push_back(random_bytes(n, 100 + i));
+    dev().stream().upload(hosts.back().data(), bufs.back()->address, n);
+  }
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    EXPECT_TRUE(download<uint8_t>(dev(), bufs[i]->address, n) == hosts[i]) << i;
+  }
+}
+
+}  // namespace vkml::testing

@@ -1,0 +1,133 @@
+#include "ops/elementwise/elementwise_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/launch.h"
+#include "vkml/errors.h"
+
+namespace vkml::ops {
+
+uint64_t encode_scalar(DType t, Scalar v) {
+  if (t == DType::kF64) {
+    double d = v.is_float ? v.f : static_cast<double>(v.i);
+    uint64_t bits;
+    std::memcpy(&bits, &d, 8);
+    return bits;
+  }
+  if (dtype_is_float(t)) {
+    float f = v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    return bits;
+  }
+  if (t == DType::kBool) return (v.is_float ? v.f != 0.0 : v.i != 0) ? 1 : 0;
+  if (!v.is_float) return static_cast<uint64_t>(v.i);
+  // Saturate instead of the undefined behaviour of casting an out-of-range double.
+  constexpr double kLimit = 9.2233720368547758e18;
+  double d = std::isnan(v.f) ? 0.0 : std::trunc(v.f);
+  if (d >= kLimit) return static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (d <= -kLimit) return static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
+  return static_cast<uint64_t>(static_cast<int64_t>(d));
+}
+
+namespace {
+
+void check_layout(const TensorDesc& t, const TensorDesc& out, const char* what) {
+  if (t.strides.size() != t.sizes.size()) {
+    throw InvalidArgument(std::string("vkml: elementwise ") + what + " has " +
+                          std::to_string(t.strides.size()) + " strides for " +
+                          std::to_string(t.sizes.size()) + " dims");
+  }
+  if (t.sizes != out.sizes) {
+    throw InvalidArgument(std::string("vkml: elementwise ") + what + " " + t.describe() +
+                          " is not broadcast to out " + out.describe());
+  }
+}
+
+}  // namespace
+
+ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpInfo& info,
+                                 const TensorDesc& out, const EwOperand& a, const EwOperand& b,
+                                 Scalar alpha) {
+  const bool binary = kind == EwKind::kBinary;
+  const TensorDesc* ta = a.tensor;
+  const TensorDesc* tb = binary ? b.tensor : nullptr;
+  if (!ta && !tb) throw InvalidArgument("vkml: elementwise op needs a tensor operand");
+  check_layout(out, out, "out");
+  if (ta) check_layout(*ta, out, "a");
+  if (tb) check_layout(*tb, out, "b");
+  ElementwisePlan plan;
+  plan.compute = ta ? ta->dtype : tb->dtype;
+  if (ta && tb && ta->dtype != tb->dtype) {
+    throw InvalidArgument("vkml: elementwise operands differ in dtype: " + ta->describe() +
+                          " and " + tb->describe());
+  }
+  DType want = info.out_bool ? DType::kBool : plan.compute;
+  if (out.dtype != want) {
+    throw InvalidArgument("vkml: elementwise out " + out.describe() + " should be " +
+                          std::string(dtype_name(want)));
+  }
+  plan.op = op;
+  plan.numel = out.numel();
+  // Float variants hold one group of rows each (see shaders.cmake); integer ones hold all.
+  plan.shader = std::string(binary ? "ew_binary_" : "ew_unary_") +
+                std::string(dtype_name(plan.compute));
+  if (dtype_is_float(plan.compute)) plan.shader += "_" + std::string(info.group);
+  if (plan.numel == 0) return plan;
+
+  // Scalars take zero strides, which merge with anything and keep the coalescing of the rest.
+  std::vector<int64_t> so = out.strides;
+  std::vector<int64_t> sa = ta ? ta->strides : std::vector<int64_t>(out.sizes.size(), 0);
+  std::vector<int64_t> sb = tb ? tb->strides : std::vector<int64_t>(out.sizes.size(), 0);
+  std::vector<int64_t> sizes = coalesce_dims(out.sizes, {&so, &sa, &sb});
+  if (sizes.size() > VKML_EW_MAX_DIMS) {
+    throw NotSupported("vkml: elementwise tensors with more than " +
+                       std::to_string(VKML_EW_MAX_DIMS) + " non-mergeable dimensions");
+  }
+  ElementwiseParams& p = plan.params;
+  p.numel = plan.numel;
+  p.ndim = static_cast<uint32_t>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    p.sizes[d] = sizes[d];
+    p.dst_strides[d] = so[d];
+    p.a_strides[d] = sa[d];
+    p.b_strides[d] = sb[d];
+  }
+  p.dst = out.address;
+  p.a = ta ? ta->address : 0;
+  p.b = tb ? tb->address : 0;
+  p.alpha = encode_scalar(plan.compute, alpha);
+  if (!ta) {
+    plan.mode |= VKML_EW_SCALAR_A;
+    p.scalar = encode_scalar(plan.compute, a.scalar);
+  }
+  if (binary && !tb) {
+    plan.mode |= VKML_EW_SCALAR_B;
+    p.scalar = encode_scalar(plan.compute, b.scalar);
+  }
+  // One dim (or none): offsets are i * stride, no division at all.
+  if (sizes.size() <= 1) {
+    plan.mode |= VKML_EW_FLAT;
+  } else if (plan.numel < (int64_t{1} << 31)) {
+    plan.mode |= VKML_EW_INDEX32;
+  }
+  if (ta) plan.reads.push_back({ta->address, ta->span_bytes()});
+  if (tb) plan.reads.push_back({tb->address, tb->span_bytes()});
+  plan.writes.push_back({out.address, out.span_bytes()});
+  return plan;
+}
+
+void record_plan(Device& dev, const ElementwisePlan& plan) {
+  if (plan.numel == 0) return;
+  uint32_t spec[] = {kElementwiseWorkgroup, plan.op, plan.mode};
+  const Pipeline& pipe = dev.pipeline(plan.shader, spec);
+  uint64_t addr = dev.stream().params(&plan.params, sizeof(plan.params));
+  int64_t groups = (plan.numel + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
+  uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
+  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), plan.reads, plan.writes);
+}
+
+}  // namespace vkml::ops

@@ -1,0 +1,220 @@
+// Float helpers behind rows of elementwise_ops.def that are more than one expression; included by
+// ew_math.glsl with T = float or double. Semantics follow PyTorch's CPU kernels.
+
+// Error-free transformations (Dekker, Knuth): results as hi + lo with no rounding error.
+// They need exact IEEE + and * (no fusing), hence `precise`; fma would be simpler but Vulkan
+// does not promise a fused one.
+void ew_fast_two_sum(T a, T b, out T hi, out T lo) {  // |a| >= |b|
+  precise T s = a + b;
+  precise T e = b - (s - a);
+  hi = s;
+  lo = e;
+}
+void ew_split(T a, out T hi, out T lo) {  // hi keeps the upper half of the mantissa
+  precise T c = EW_SPLIT * a;
+  precise T h = c - (c - a);
+  precise T l = a - h;
+  hi = h;
+  lo = l;
+}
+void ew_two_prod(T a, T b, out T hi, out T lo) {
+  T ah, al, bh, bl;
+  ew_split(a, ah, al);
+  ew_split(b, bh, bl);
+  precise T p = a * b;
+  precise T e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  hi = p;
+  lo = e;
+}
+
+// IEEE division by zero spelled out: Vulkan leaves x / 0 undefined.
+T ew_div_by_zero(T a, T b) {
+  if (a == T(0) || isnan(a)) return ew_nan();
+  return (ew_signbit(a) != ew_signbit(b)) ? -ew_inf() : ew_inf();
+}
+
+T ew_div(T a, T b) { return (b == T(0)) ? ew_div_by_zero(a, b) : a / b; }
+
+// C's fmod, exact: subtract y * 2^k for k from the exponent gap down to 0 (Sterbenz: no error).
+T ew_fmod(T x, T y) {
+  if (isnan(x) || isnan(y) || isinf(x) || y == T(0)) return ew_nan();
+  T ax = abs(x), ay = abs(y);
+  if (isinf(y) || ax < ay) return x;
+  int ex, ey;
+  frexp(ax, ex);
+  frexp(ay, ey);
+  T ys = ew_ldexp(ay, ex - ey);
+  for (int k = ex - ey; k >= 0; --k) {
+    if (ax >= ys) ax -= ys;
+    ys *= T(0.5);
+  }
+  return ew_copysign(ax, x);
+}
+
+// Python's %: the result takes the divisor's sign.
+T ew_remainder(T a, T b) {
+  T m = ew_fmod(a, b);
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
+  return m;
+}
+
+// PyTorch's div_floor_floating: floor(a / b) computed from fmod so that it is exact.
+T ew_div_floor(T a, T b) {
+  if (b == T(0)) return ew_div_by_zero(a, b);
+  T m = ew_fmod(a, b);
+  precise T d = (a - m) / b;
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) d -= T(1);
+  if (d == T(0)) return ew_copysign(T(0), a / b);
+  T f = floor(d);
+  if (d - f > T(0.5)) f += T(1);
+  return f;
+}
+
+// NaN-propagating max/min (torch.maximum) and NaN-ignoring ones (torch.fmax).
+// Ties (+0 and -0) keep a, as std::max does; GLSL's max leaves them to the implementation.
+T ew_max(T a, T b) { return (a < b) ? b : a; }
+T ew_min(T a, T b) { return (b < a) ? b : a; }
+T ew_maximum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_max(a, b)); }
+T ew_minimum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_min(a, b)); }
+T ew_fmax(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_max(a, b)); }
+T ew_fmin(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_min(a, b)); }
+
+T ew_hypot(T a, T b) {
+  if (isinf(a) || isinf(b)) return ew_inf();
+  if (isnan(a) || isnan(b)) return ew_nan();
+  T x = abs(a), y = abs(b);
+  T m = max(x, y), n = min(x, y);
+  if (m == T(0)) return T(0);
+  T r = n / m;
+  return m * sqrt(T(1) + r * r);
+}
+
+T ew_xlogy(T a, T b) {
+  if (isnan(b)) return b;
+  return (a == T(0)) ? T(0) : a * ew_log(b);
+}
+
+// log2(1 + f) as hi + lo with about twice T's precision, f in [sqrt(1/2) - 1, sqrt(2) - 1]:
+// 2 atanh(s), s = f / (2 + f), with s itself carried as hi + lo.
+void ew_log2_1p_ext(T f, out T hi, out T lo) {
+  T u_hi, u_lo, p, pe;
+  ew_fast_two_sum(T(2), f, u_hi, u_lo);  // 2 + f exactly
+  T s_hi = f / u_hi;
+  ew_two_prod(s_hi, u_hi, p, pe);
+  precise T s_lo = (((f - p) - pe) - s_hi * u_lo) / u_hi;  // f - p is exact (Sterbenz)
+  precise T tail = T(2) * s_lo + s_hi * ew_log_r(s_hi * s_hi);
+  T l_hi, l_lo;
+  ew_fast_two_sum(T(2) * s_hi, tail, l_hi, l_lo);  // natural log of 1 + f
+  ew_two_prod(l_hi, EW_LOG2E_HI, p, pe);
+  precise T rest = pe + (l_hi * EW_LOG2E_LO + l_lo * EW_LOG2E_HI);
+  ew_fast_two_sum(p, rest, hi, lo);
+}
+
+// a^b for finite a > 0 and finite b: the exponent b * log2(a) is carried in extended precision
+// and its integer parts are taken off exactly, so large exponents keep the result accurate.
+T ew_pow_pos(T a, T b) {
+  int e;
+  T f = ew_log_split(a, e);
+  T k = T(e);
+  if (abs(b) > T(1e18)) return ew_exp2(b * (k + f * EW_LOG2E));  // certainly 0, 1 or inf
+  T l_hi, l_lo, bh, bl, q, qe;
+  ew_log2_1p_ext(f, l_hi, l_lo);
+  ew_split(b, bh, bl);
+  ew_two_prod(b, l_hi, q, qe);
+  // b * (k + l) = bh*k + bl*k + q + qe + b*l_lo; the first three are exact, so their integer
+  // parts come off exactly and only the small remainders are summed with rounding.
+  precise T p1 = bh * k;
+  precise T p2 = bl * k;
+  T n1 = roundEven(p1), n2 = roundEven(p2), n3 = roundEven(q);
+  precise T frac = ((p1 - n1) + (p2 - n2) + (q - n3)) + (qe + b * l_lo);
+  return ew_exp2_plus(frac, n1 + n2 + n3);
+}
+
+// C's pow, special cases included.
+T ew_pow(T a, T b) {
+  if (b == T(0) || a == T(1)) return T(1);
+  if (isnan(a) || isnan(b)) return ew_nan();
+  T aa = abs(a);
+  if (isinf(b)) {
+    if (aa == T(1)) return T(1);
+    return ((aa < T(1)) == (b > T(0))) ? T(0) : ew_inf();
+  }
+  bool b_int = trunc(b) == b;
+  bool b_odd = b_int && trunc(b * T(0.5)) != b * T(0.5);
+  if (a == T(0)) {
+    T r = (b > T(0)) ? T(0) : ew_inf();
+    return b_odd ? ew_copysign(r, a) : r;
+  }
+  if (isinf(a)) {
+    T r = (b > T(0)) ? ew_inf() : T(0);
+    return (a < T(0) && b_odd) ? -r : r;
+  }
+  if (a < T(0) && !b_int) return ew_nan();
+  T r = ew_pow_pos(aa, b);
+  return (a < T(0) && b_odd) ? -r : r;
+}
+
+// ---- activations --------------------------------------------------------------------------
+
+T ew_sigmoid(T x) { return T(1) / (T(1) + ew_exp(-x)); }
+T ew_silu(T x) { return x / (T(1) + ew_exp(-x)); }
+// relu keeps NaN and -0 like PyTorch's clamp_min(x, 0).
+T ew_relu(T x) { return (x < T(0)) ? T(0) : x; }
+// 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x. For
+// z = -x / sqrt 2 >= 1/2, erfc(z) = exp(-z^2) erfcx(z) is corrected to first order for the
+// rounding error zl of z: the relative error it causes grows like 2 z zl.
+T ew_gelu(T x) {
+  T z = -x * EW_SQRT1_2;
+  if (z < T(0.5) || z > EW_ERFC_XMAX) return T(0.5) * x * ew_erfc(z);
+  T zh, zl;
+  ew_two_prod(-x, EW_SQRT1_2_HI, zh, zl);
+  zl += -x * EW_SQRT1_2_LO;
+  return T(0.5) * x * (ew_exp_neg_sq(zh) * (ew_erfcx(zh) - zl * EW_2_SQRTPI));
+}
+// The argument of tanh in the tanh approximation of gelu.
+T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x); }
+// 0.5 x (1 + tanh(u)) = x * sigmoid(2u), without cancellation for negative x.
+T ew_gelu_tanh(T x) { return x / (T(1) + ew_exp(T(-2) * ew_gelu_inner(x))); }
+
+// hardsigmoid/hardswish: comparisons let NaN through, as std::min/std::max do in PyTorch.
+T ew_relu6_shift(T x) {
+  T t = x + T(3);
+  t = (t < T(0)) ? T(0) : t;
+  return (t > T(6)) ? T(6) : t;
+}
+T ew_hardsigmoid(T x) { return ew_relu6_shift(x) / T(6); }
+T ew_hardswish(T x) { return x * ew_relu6_shift(x) / T(6); }
+
+T ew_softplus(T x) { return (x > T(20)) ? x : ew_log1p(ew_exp(x)); }
+T ew_mish(T x) { return x * ew_tanh(ew_softplus(x)); }
+T ew_log_sigmoid(T x) { return min(x, T(0)) - ew_log1p(ew_exp(-abs(x))); }
+
+// ---- backward helpers: g is the incoming gradient, x the forward input ---------------------
+
+T ew_silu_backward(T g, T x) {
+  T s = ew_sigmoid(x);
+  return g * s * (T(1) + x * (T(1) - s));
+}
+
+T ew_gelu_backward(T g, T x) {
+  T cdf = T(0.5) * ew_erfc(-x * EW_SQRT1_2);
+  T pdf = EW_INV_SQRT2PI * ew_exp(T(-0.5) * x * x);
+  return g * (cdf + x * pdf);
+}
+
+T ew_hardsigmoid_backward(T g, T x) { return (x > T(-3) && x < T(3)) ? g / T(6) : T(0); }
+T ew_hardswish_backward(T g, T x) {
+  return x < T(-3) ? T(0) : (x <= T(3) ? g * (x / T(3) + T(0.5)) : g);
+}
+T ew_mish_backward(T g, T x) {
+  T t = ew_tanh(ew_softplus(x));
+  return g * (t + x * ew_sigmoid(x) * (T(1) - t * t));
+}
+
+// d/dx [x sigmoid(2u)] with 1 + tanh(u) = 2 s and 1 - tanh(u)^2 = 4 s (1 - s), s = sigmoid(2u).
+T ew_gelu_tanh_backward(T g, T x) {
+  T u = ew_gelu_inner(x);
+  T s = ew_sigmoid(T(2) * u), sm = ew_sigmoid(T(-2) * u);
+  T du = EW_SQRT_2_OVER_PI * (T(1) + T(3) * EW_GELU_KAPPA * x * x);
+  return g * (s + T(2) * x * s * sm * du);
+}

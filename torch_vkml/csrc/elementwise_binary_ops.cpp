@@ -1,0 +1,233 @@
+// Binary elementwise aten ops on vkml: functional, in-place and out= forms, Tensor and Scalar
+// overloads where PyTorch has a kernel for them (other overloads are composite and route here).
+#include <torch/library.h>
+
+#include "elementwise_bridge.h"
+
+namespace torch_vkml {
+
+namespace {
+
+using vkml::ops::BinaryOp;
+using ew::Promote;
+
+const at::Scalar kOne(1);
+
+template <BinaryOp kOp, Promote kP>
+at::Tensor fn(const at::Tensor& a, const at::Tensor& b) {
+  return ew::binary(kOp, kP, a, b, kOne, {});
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor& inplace(at::Tensor& a, const at::Tensor& b) {
+  ew::binary(kOp, kP, a, b, kOne, a, true);
+  return a;
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  ew::binary(kOp, kP, a, b, kOne, o);
+  return o;
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor fn_s(const at::Tensor& a, const at::Scalar& b) {
+  return ew::binary(kOp, kP, a, ew::wrap_scalar(b), kOne, {});
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor& inplace_s(at::Tensor& a, const at::Scalar& b) {
+  ew::binary(kOp, kP, a, ew::wrap_scalar(b), kOne, a, true);
+  return a;
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor& out_s(const at::Tensor& a, const at::Scalar& b, at::Tensor& o) {
+  ew::binary(kOp, kP, a, ew::wrap_scalar(b), kOne, o);
+  return o;
+}
+// Scalar base (pow.Scalar, bitwise_*.Scalar_Tensor ...).
+template <BinaryOp kOp, Promote kP>
+at::Tensor fn_st(const at::Scalar& a, const at::Tensor& b) {
+  return ew::binary(kOp, kP, ew::wrap_scalar(a), b, kOne, {});
+}
+template <BinaryOp kOp, Promote kP>
+at::Tensor& out_st(const at::Scalar& a, const at::Tensor& b, at::Tensor& o) {
+  ew::binary(kOp, kP, ew::wrap_scalar(a), b, kOne, o);
+  return o;
+}
+
+// add / sub carry alpha.
+template <BinaryOp kOp>
+at::Tensor alpha_fn(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) {
+  return ew::binary(kOp, Promote::kSame, a, b, alpha, {});
+}
+template <BinaryOp kOp>
+at::Tensor& alpha_inplace(at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) {
+  ew::binary(kOp, Promote::kSame, a, b, alpha, a, true);
+  return a;
+}
+template <BinaryOp kOp>
+at::Tensor& alpha_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha,
+                      at::Tensor& o) {
+  ew::binary(kOp, Promote::kSame, a, b, alpha, o);
+  return o;
+}
+
+BinaryOp div_mode_op(std::optional<c10::string_view> mode, Promote* promote) {
+  if (!mode.has_value()) {
+    *promote = Promote::kIntToFloat;
+    return BinaryOp::kDiv;
+  }
+  *promote = Promote::kSame;
+  if (*mode == "trunc") return BinaryOp::kDivTrunc;
+  TORCH_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '", *mode, "'");
+  return BinaryOp::kDivFloor;
+}
+at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b,
+                    std::optional<c10::string_view> mode) {
+  Promote p;
+  BinaryOp op = div_mode_op(mode, &p);
+  return ew::binary(op, p, a, b, kOne, {});
+}
+at::Tensor& div_mode_(at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+  Promote p;
+  BinaryOp op = div_mode_op(mode, &p);
+  ew::binary(op, p, a, b, kOne, a, true);
+  return a;
+}
+at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b,
+                         std::optional<c10::string_view> mode, at::Tensor& o) {
+  Promote p;
+  BinaryOp op = div_mode_op(mode, &p);
+  ew::binary(op, p, a, b, kOne, o);
+  return o;
+}
+
+// Backward kernels: (grad_output, input-or-output) -> grad_input, with out=.
+template <BinaryOp kOp>
+at::Tensor& backward_out(const at::Tensor& grad, const at::Tensor& x, at::Tensor& o) {
+  ew::binary(kOp, Promote::kSame, grad, x, kOne, o);
+  return o;
+}
+template <BinaryOp kOp>
+at::Tensor backward_fn(const at::Tensor& grad, const at::Tensor& x) {
+  return ew::binary(kOp, Promote::kSame, grad, x, kOne, {});
+}
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
+                              const at::Scalar& threshold) {
+  return ew::binary(BinaryOp::kThresholdBackward, Promote::kSame, grad, x, threshold, {});
+}
+at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& x,
+                                   const at::Scalar& threshold, at::Tensor& o) {
+  ew::binary(BinaryOp::kThresholdBackward, Promote::kSame, grad, x, threshold, o);
+  return o;
+}
+BinaryOp gelu_backward_op(c10::string_view approximate) {
+  return approximate == "tanh" ? BinaryOp::kGeluTanhBackward : BinaryOp::kGeluBackward;
+}
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
+                         c10::string_view approximate) {
+  return ew::binary(gelu_backward_op(approximate), Promote::kSame, grad, x, kOne, {});
+}
+at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& x,
+                              c10::string_view approximate, at::Tensor& o) {
+  ew::binary(gelu_backward_op(approximate), Promote::kSame, grad, x, kOne, o);
+  return o;
+}
+
+}  // namespace
+
+#define VKML_BINARY3(name, op, p)                                  \
+  m.impl(name ".Tensor", fn<BinaryOp::op, Promote::p>);            \
+  m.impl(name "_.Tensor", inplace<BinaryOp::op, Promote::p>);      \
+  m.impl(name ".out", out<BinaryOp::op, Promote::p>);
+#define VKML_BINARY3_PLAIN(name, op, p)                            \
+  m.impl(name, fn<BinaryOp::op, Promote::p>);                      \
+  m.impl(name "_", inplace<BinaryOp::op, Promote::p>);             \
+  m.impl(name ".out", out<BinaryOp::op, Promote::p>);
+#define VKML_COMPARE(name, op)                                     \
+  m.impl(name ".Tensor", fn<BinaryOp::op, Promote::kBoolOut>);     \
+  m.impl(name "_.Tensor", inplace<BinaryOp::op, Promote::kBoolOut>); \
+  m.impl(name ".Tensor_out", out<BinaryOp::op, Promote::kBoolOut>); \
+  m.impl(name ".Scalar", fn_s<BinaryOp::op, Promote::kBoolOut>);   \
+  m.impl(name "_.Scalar", inplace_s<BinaryOp::op, Promote::kBoolOut>); \
+  m.impl(name ".Scalar_out", out_s<BinaryOp::op, Promote::kBoolOut>);
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", alpha_fn<BinaryOp::kAdd>);
+  m.impl("add_.Tensor", alpha_inplace<BinaryOp::kAdd>);
+  m.impl("add.out", alpha_out<BinaryOp::kAdd>);
+  m.impl("sub.Tensor", alpha_fn<BinaryOp::kSub>);
+  m.impl("sub_.Tensor", alpha_inplace<BinaryOp::kSub>);
+  m.impl("sub.out", alpha_out<BinaryOp::kSub>);
+  VKML_BINARY3("mul", kMul, kSame)
+  VKML_BINARY3("div", kDiv, kIntToFloat)
+  m.impl("div.Tensor_mode", div_mode);
+  m.impl("div_.Tensor_mode", div_mode_);
+  m.impl("div.out_mode", div_mode_out);
+  VKML_BINARY3("remainder", kRemainder, kSame)
+  m.impl("remainder.Scalar_Tensor", fn_st<BinaryOp::kRemainder, Promote::kSame>);
+  VKML_BINARY3("fmod", kFmod, kSame)
+  m.impl("pow.Tensor_Tensor", fn<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow_.Tensor", inplace<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Tensor_out", out<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Scalar", fn_s<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow_.Scalar", inplace_s<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Scalar_out", out_s<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Scalar", fn_st<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Scalar_out", out_st<BinaryOp::kPow, Promote::kSame>);
+  m.impl("maximum", fn<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("maximum.out", out<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("minimum", fn<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("minimum.out", out<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("fmax", fn<BinaryOp::kFmax, Promote::kSame>);
+  m.impl("fmax.out", out<BinaryOp::kFmax, Promote::kSame>);
+  m.impl("fmin", fn<BinaryOp::kFmin, Promote::kSame>);
+  m.impl("fmin.out", out<BinaryOp::kFmin, Promote::kSame>);
+  VKML_BINARY3_PLAIN("atan2", kAtan2, kIntToFloat)
+  VKML_BINARY3_PLAIN("hypot", kHypot, kIntToFloat)
+  VKML_BINARY3("copysign", kCopysign, kIntToFloat)
+  VKML_BINARY3("xlogy", kXlogy, kIntToFloat)
+  m.impl("bitwise_and.Tensor", fn<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_and_.Tensor", inplace<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_and.Tensor_out", out<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_or.Tensor", fn<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_or_.Tensor", inplace<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_or.Tensor_out", out<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_xor.Tensor", fn<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_xor_.Tensor", inplace<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_xor.Tensor_out", out<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_left_shift.Tensor", fn<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_left_shift_.Tensor", inplace<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_left_shift.Tensor_out", out<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift.Tensor", fn<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift_.Tensor", inplace<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift.Tensor_out", out<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("__lshift__.Tensor", fn<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("__lshift__.Scalar", fn_s<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("__rshift__.Tensor", fn<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("__rshift__.Scalar", fn_s<BinaryOp::kRshift, Promote::kIntegral>);
+  VKML_BINARY3_PLAIN("logical_and", kLogicalAnd, kBoolOut)
+  VKML_BINARY3_PLAIN("logical_or", kLogicalOr, kBoolOut)
+  VKML_BINARY3_PLAIN("logical_xor", kLogicalXor, kBoolOut)
+  VKML_COMPARE("eq", kEq)
+  VKML_COMPARE("ne", kNe)
+  VKML_COMPARE("lt", kLt)
+  VKML_COMPARE("le", kLe)
+  VKML_COMPARE("gt", kGt)
+  VKML_COMPARE("ge", kGe)
+  m.impl("sigmoid_backward", backward_fn<BinaryOp::kSigmoidBackward>);
+  m.impl("sigmoid_backward.grad_input", backward_out<BinaryOp::kSigmoidBackward>);
+  m.impl("tanh_backward", backward_fn<BinaryOp::kTanhBackward>);
+  m.impl("tanh_backward.grad_input", backward_out<BinaryOp::kTanhBackward>);
+  m.impl("silu_backward", backward_fn<BinaryOp::kSiluBackward>);
+  m.impl("silu_backward.grad_input", backward_out<BinaryOp::kSiluBackward>);
+  m.impl("threshold_backward", threshold_backward);
+  m.impl("threshold_backward.grad_input", threshold_backward_out);
+  m.impl("hardsigmoid_backward", backward_fn<BinaryOp::kHardsigmoidBackward>);
+  m.impl("hardsigmoid_backward.grad_input", backward_out<BinaryOp::kHardsigmoidBackward>);
+  m.impl("hardswish_backward", backward_fn<BinaryOp::kHardswishBackward>);
+  m.impl("hardswish_backward.out", backward_out<BinaryOp::kHardswishBackward>);
+  m.impl("mish_backward", backward_fn<BinaryOp::kMishBackward>);
+  m.impl("gelu_backward", gelu_backward);
+  m.impl("gelu_backward.grad_input", gelu_backward_out);
+}
+
+}  // namespace torch_vkml
