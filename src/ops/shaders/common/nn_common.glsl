@@ -106,7 +106,12 @@ double nn_log1p(double x) {
 }
 #else
 float nn_exp(float x) { return exp(x); }
-float nn_log(float x) { return log(x); }
+// GLSL leaves log undefined at x <= 0; PyTorch's losses rely on log(0) = -inf.
+float nn_log(float x) {
+  if (x == 0.0) return -NN_INF;
+  if (x < 0.0) return NN_NAN;
+  return log(x);
+}
 // log(1 + x) without cancellation for small x (Goldberg's trick).
 float nn_log1p(float x) {
   float u = 1.0 + x;
