@@ -40,16 +40,12 @@ uint32_t index_code(const TensorDesc& t, const char* what) {
 
 bool needs_fp64(const Device& dev, std::initializer_list<const TensorDesc*> tensors) {
   bool any = false;
-  for (const TensorDesc* t : tensors) any = any || (t && t->dtype == DType::kF64);
-  if (any && !dev.caps().supports_dtype(DType::kF64)) {
-    throw NotSupported("vkml: " + dev.caps().name + " does not compute in float64");
-  }
-  if (!any) {
-    for (const TensorDesc* t : tensors) {
-      if (t && !dev.caps().supports_dtype(t->dtype)) {
-        throw NotSupported("vkml: " + dev.caps().name + " does not support " +
-                           std::string(dtype_name(t->dtype)) + " tensors");
-      }
+  for (const TensorDesc* t : tensors) {
+    if (!t) continue;
+    any = any || t->dtype == DType::kF64;
+    if (!dev.caps().supports_dtype(t->dtype)) {
+      throw NotSupported("vkml: " + dev.caps().name + " does not support " +
+                         std::string(dtype_name(t->dtype)) + " tensors");
     }
   }
   return any;
