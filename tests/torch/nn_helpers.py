@@ -18,13 +18,15 @@ TOLERANCES = {
 }
 
 
-def assert_close_to_ref(got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None = None,
-                        scale: float = 1.0) -> None:
+def assert_close_to_ref(
+    got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None = None, scale: float = 1.0
+) -> None:
     """got (vkml) against ref (CPU float64), with the tolerance of dtype (got's by default)."""
     assert got.device.type == "vkml"
     rtol, atol = TOLERANCES[dtype or got.dtype]
-    torch.testing.assert_close(got.cpu().double(), ref.double(), rtol=rtol, atol=atol * scale,
-                               equal_nan=True)
+    torch.testing.assert_close(
+        got.cpu().double(), ref.double(), rtol=rtol, atol=atol * scale, equal_nan=True
+    )
 
 
 def randn(shape, dtype, gen, scale=1.0):

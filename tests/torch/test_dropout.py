@@ -16,7 +16,7 @@ def test_dropout_forward_backward(dtype, gen, fallback):
     with only_native():
         y = F.dropout(xv, p, training=True)
         (g,) = torch.autograd.grad(y, xv, torch.ones_like(xv.detach()))
-    kept = (y.detach().cpu() != 0)
+    kept = y.detach().cpu() != 0
     assert abs(kept.double().mean().item() - (1 - p)) < 0.03
     want = torch.where(kept, x.t().double() / (1 - p), torch.zeros((), dtype=torch.float64))
     tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)

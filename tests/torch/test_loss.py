@@ -20,8 +20,14 @@ def targets(shape, classes, gen, ignore=None):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_nll_loss_forward_backward(dtype, reduction, gen, fallback):
-    for in_shape, weighted in [((7, 5), True), ((7, 5), False), ((5,), True), ((2, 4, 3, 5), True),
-                               ((3, 6, 7), False), ((2, 3, 2, 2, 3), True)]:
+    for in_shape, weighted in [
+        ((7, 5), True),
+        ((7, 5), False),
+        ((5,), True),
+        ((2, 4, 3, 5), True),
+        ((3, 6, 7), False),
+        ((2, 3, 2, 2, 3), True),
+    ]:
         c = in_shape[1] if len(in_shape) > 1 else in_shape[0]
         t_shape = in_shape[:1] + in_shape[2:] if len(in_shape) > 1 else ()
         x = randn(in_shape, dtype, gen, scale=2)
@@ -79,25 +85,30 @@ def test_nll_ops_direct_out_and_total_weight(gen):
     t = torch.tensor([0, 3, 1, -100, 2, 1])
     w = torch.rand(4, generator=gen) + 0.5
     for r in range(3):
-        out, tw = torch.ops.aten.nll_loss_forward(x.to("vkml"), t.to("vkml"), w.to("vkml"), r,
-                                                  -100)
+        out, tw = torch.ops.aten.nll_loss_forward(x.to("vkml"), t.to("vkml"), w.to("vkml"), r, -100)
         rout, rtw = torch.ops.aten.nll_loss_forward(x.double(), t, w.double(), r, -100)
         assert_close_to_ref(out, rout)
         assert_close_to_ref(tw, rtw)
     o, tw = torch.empty(0, device="vkml"), torch.empty(0, device="vkml")
-    torch.ops.aten.nll_loss_forward.output(x.to("vkml"), t.to("vkml"), None, 1, -100, output=o,
-                                           total_weight=tw)
+    torch.ops.aten.nll_loss_forward.output(
+        x.to("vkml"), t.to("vkml"), None, 1, -100, output=o, total_weight=tw
+    )
     assert o.shape == () and tw.item() == 5.0
     # a byte target works as on the CPU; all targets ignored gives nan for mean
     tb = torch.tensor([1, 0, 3, 2, 2, 0], dtype=torch.uint8)
-    assert_close_to_ref(F.nll_loss(x.to("vkml"), tb.to("vkml").long()),
-                        F.nll_loss(x.double(), tb.long()))
+    assert_close_to_ref(
+        F.nll_loss(x.to("vkml"), tb.to("vkml").long()), F.nll_loss(x.double(), tb.long())
+    )
     allign = torch.full((6,), -100)
     assert torch.isnan(F.nll_loss(x.to("vkml"), allign.to("vkml")).cpu())
     assert F.nll_loss(x.to("vkml"), allign.to("vkml"), reduction="sum").item() == 0.0
-    empty = torch.ops.aten.nll_loss_forward(torch.empty(0, 4, device="vkml"),
-                                            torch.empty(0, dtype=torch.long, device="vkml"),
-                                            None, 1, -100)
+    empty = torch.ops.aten.nll_loss_forward(
+        torch.empty(0, 4, device="vkml"),
+        torch.empty(0, dtype=torch.long, device="vkml"),
+        None,
+        1,
+        -100,
+    )
     assert torch.isnan(empty[0].cpu()) and empty[1].item() == 0.0
 
 
@@ -112,11 +123,21 @@ def test_nll_out_of_range_target_is_nan_not_silent(gen):
 POINTWISE = [
     ("mse", lambda a, b, **k: F.mse_loss(a, b, **k), {}),
     ("smooth_l1", lambda a, b, **k: F.smooth_l1_loss(a, b, beta=0.6, **k), {}),
-    ("smooth_l1_beta0", lambda a, b, **k: torch.ops.aten.smooth_l1_loss(
-        a, b, {"none": 0, "mean": 1, "sum": 2}[k["reduction"]], 0.0), {}),
+    (
+        "smooth_l1_beta0",
+        lambda a, b, **k: torch.ops.aten.smooth_l1_loss(
+            a, b, {"none": 0, "mean": 1, "sum": 2}[k["reduction"]], 0.0
+        ),
+        {},
+    ),
     ("huber", lambda a, b, **k: F.huber_loss(a, b, delta=0.7, **k), {}),
-    ("bce", lambda a, b, **k: F.binary_cross_entropy(a.sigmoid() if a.dtype == torch.float64
-                                                     else a, b, **k), {"probs": True}),
+    (
+        "bce",
+        lambda a, b, **k: F.binary_cross_entropy(
+            a.sigmoid() if a.dtype == torch.float64 else a, b, **k
+        ),
+        {"probs": True},
+    ),
 ]
 
 
@@ -180,16 +201,24 @@ def test_bce_with_logits_forward(dtype, gen, fallback):
         for reduction in REDUCTIONS:
             with only_native():
                 got = F.binary_cross_entropy_with_logits(
-                    x.to("vkml"), y.to("vkml"), reduction=reduction,
-                    **{k: v.to("vkml") for k, v in kw.items()})
-            ref = F.binary_cross_entropy_with_logits(x.double(), y.double(), reduction=reduction,
-                                                     **{k: v.double() for k, v in kw.items()})
+                    x.to("vkml"),
+                    y.to("vkml"),
+                    reduction=reduction,
+                    **{k: v.to("vkml") for k, v in kw.items()},
+                )
+            ref = F.binary_cross_entropy_with_logits(
+                x.double(),
+                y.double(),
+                reduction=reduction,
+                **{k: v.double() for k, v in kw.items()},
+            )
             assert_close_to_ref(got, ref, scale=40 if reduction == "sum" else 4)
     # confident, correct logits: the loss is log1p(exp(-30)) ~ 9.4e-14 for both, which the
     # cancelling (1 - y) x - log_sigmoid(x) form loses even in double for y = 0
     tiny = torch.tensor([30.0, -30.0])
-    got = F.binary_cross_entropy_with_logits(tiny.to("vkml"), torch.tensor([1.0, 0.0]).to("vkml"),
-                                             reduction="none")
+    got = F.binary_cross_entropy_with_logits(
+        tiny.to("vkml"), torch.tensor([1.0, 0.0]).to("vkml"), reduction="none"
+    )
     exact = torch.log1p(torch.exp(torch.tensor(-30.0, dtype=torch.float64)))
     torch.testing.assert_close(got.cpu().double(), exact.expand(2), rtol=1e-5, atol=0)
 
@@ -210,16 +239,19 @@ def test_errors_match_cpu(gen):
     for dev in ("cpu", "vkml"):
         xd = x.to(dev)
         with pytest.raises(RuntimeError, match="size mismatch"):
-            torch.ops.aten.nll_loss_forward(xd, torch.zeros(3, dtype=torch.long).to(dev), None,
-                                            1, -100)
+            torch.ops.aten.nll_loss_forward(
+                xd, torch.zeros(3, dtype=torch.long).to(dev), None, 1, -100
+            )
         with pytest.raises(RuntimeError, match="weight tensor should be defined"):
             F.nll_loss(xd, torch.zeros(4, dtype=torch.long).to(dev), torch.ones(3).to(dev))
         with pytest.raises(RuntimeError, match="Long or Byte"):
-            torch.ops.aten.nll_loss_forward(xd, torch.zeros(4, dtype=torch.int32).to(dev), None,
-                                            1, -100)
+            torch.ops.aten.nll_loss_forward(
+                xd, torch.zeros(4, dtype=torch.int32).to(dev), None, 1, -100
+            )
         with pytest.raises(RuntimeError, match="1D or 2D"):
-            torch.ops.aten.nll_loss_forward(xd.reshape(2, 2, 5), torch.zeros(2).long().to(dev),
-                                            None, 1, -100)
+            torch.ops.aten.nll_loss_forward(
+                xd.reshape(2, 2, 5), torch.zeros(2).long().to(dev), None, 1, -100
+            )
         with pytest.raises(RuntimeError, match="spatial targets"):
             torch.ops.aten.nll_loss2d_forward(xd, torch.zeros(4).long().to(dev), None, 1, -100)
         with pytest.raises(RuntimeError, match="negative values for beta"):
@@ -231,5 +263,6 @@ def test_errors_match_cpu(gen):
         with pytest.raises(NotImplementedError):
             torch.ops.aten.mse_loss(torch.arange(3).to(dev), torch.arange(3).to(dev))
         with pytest.raises(RuntimeError, match="broadcast shape"):
-            torch.ops.aten.binary_cross_entropy(torch.rand(3).to(dev), torch.rand(3).to(dev),
-                                                torch.rand(3, 1).to(dev), 0)
+            torch.ops.aten.binary_cross_entropy(
+                torch.rand(3).to(dev), torch.rand(3).to(dev), torch.rand(3, 1).to(dev), 0
+            )

@@ -19,8 +19,9 @@ def twins(gen, dtype, *shapes, scale=1.0, requires_grad=True):
     pairs = []
     for shape in shapes:
         x = randn(shape, dtype, gen, scale)
-        pairs.append((x.to("vkml").requires_grad_(requires_grad),
-                      x.double().requires_grad_(requires_grad)))
+        pairs.append(
+            (x.to("vkml").requires_grad_(requires_grad), x.double().requires_grad_(requires_grad))
+        )
     return pairs
 
 
@@ -30,14 +31,18 @@ def test_layer_norm_forward_backward(dtype, gen, fallback):
         (x, xr), (w, wr), (b, br) = twins(gen, dtype, shape, norm, norm, scale=2)
         g = randn(shape, dtype, gen)
         with only_native():
-            out, grads = grads_of(lambda a, c, d: F.layer_norm(a, norm, c, d, 1e-5), (x, w, b),
-                                  g.to("vkml"))
-        ref, rgrads = grads_of(lambda a, c, d: F.layer_norm(a, norm, c, d, 1e-5), (xr, wr, br),
-                               g.double())
+            out, grads = grads_of(
+                lambda a, c, d, norm=norm: F.layer_norm(a, norm, c, d, 1e-5),
+                (x, w, b),
+                g.to("vkml"),
+            )
+        ref, rgrads = grads_of(
+            lambda a, c, d, norm=norm: F.layer_norm(a, norm, c, d, 1e-5), (xr, wr, br), g.double()
+        )
         assert out.dtype == dtype
         assert_close_to_ref(out, ref, scale=4)
         n = x.numel() // w.numel()
-        for got, want, s in zip(grads, rgrads, (8, 2 * n, n)):
+        for got, want, s in zip(grads, rgrads, (8, 2 * n, n), strict=True):
             assert_close_to_ref(got, want, scale=s)
 
 
@@ -52,8 +57,9 @@ def test_layer_norm_stats_strides_and_no_affine(gen, fallback):
         assert_close_to_ref(got, want, scale=4)
     h = torch.native_layer_norm(base.half().to("vkml"), [12], None, None, 1e-5)
     assert h[0].dtype == torch.float16 and h[1].dtype == torch.float32  # CUDA's accumulate type
-    assert torch.native_layer_norm(torch.empty(0, 5, device="vkml"), [5], None, None,
-                                   1e-5)[0].shape == (0, 5)
+    assert torch.native_layer_norm(torch.empty(0, 5, device="vkml"), [5], None, None, 1e-5)[
+        0
+    ].shape == (0, 5)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -62,14 +68,22 @@ def test_rms_norm(dtype, gen, fallback):
         (x, xr), (w, wr) = twins(gen, dtype, shape, norm, scale=2)
         g = randn(shape, dtype, gen)
         with only_native():
-            out, grads = grads_of(lambda a, c: F.rms_norm(a, norm, c, eps), (x, w), g.to("vkml"))
+            out, grads = grads_of(
+                lambda a, c, norm=norm, eps=eps: F.rms_norm(a, norm, c, eps), (x, w), g.to("vkml")
+            )
             plain = F.rms_norm(x.detach(), norm, None, eps)
-        ref, rgrads = grads_of(lambda a, c: F.rms_norm(a, norm, c, eps), (xr, wr), g.double())
+        ref, rgrads = grads_of(
+            lambda a, c, norm=norm, eps=eps: F.rms_norm(a, norm, c, eps), (xr, wr), g.double()
+        )
         if dtype != torch.float64:
             # PyTorch's default eps is that of the computation type (float for all but double)
             ref, rgrads = grads_of(
-                lambda a, c: F.rms_norm(a, norm, c, eps or torch.finfo(torch.float32).eps),
-                (xr, wr), g.double())
+                lambda a, c, norm=norm, eps=eps: F.rms_norm(
+                    a, norm, c, eps or torch.finfo(torch.float32).eps
+                ),
+                (xr, wr),
+                g.double(),
+            )
         assert_close_to_ref(out, ref, scale=4)
         assert_close_to_ref(grads[0], rgrads[0], scale=8)
         assert_close_to_ref(grads[1], rgrads[1], scale=x.numel() // w.numel())
@@ -83,13 +97,17 @@ def test_group_norm(dtype, gen, fallback):
         (x, xr), (w, wr), (b, br) = twins(gen, dtype, shape, (c,), (c,), scale=2)
         g = randn(shape, dtype, gen)
         with only_native():
-            out, grads = grads_of(lambda a, d, e: F.group_norm(a, groups, d, e), (x, w, b),
-                                  g.to("vkml"))
-        ref, rgrads = grads_of(lambda a, d, e: F.group_norm(a, groups, d, e), (xr, wr, br),
-                               g.double())
+            out, grads = grads_of(
+                lambda a, d, e, groups=groups: F.group_norm(a, groups, d, e),
+                (x, w, b),
+                g.to("vkml"),
+            )
+        ref, rgrads = grads_of(
+            lambda a, d, e, groups=groups: F.group_norm(a, groups, d, e), (xr, wr, br), g.double()
+        )
         assert_close_to_ref(out, ref, scale=4)
         per = x.numel() // c
-        for got, want, s in zip(grads, rgrads, (8, 2 * per, per)):
+        for got, want, s in zip(grads, rgrads, (8, 2 * per, per), strict=True):
             assert_close_to_ref(got, want, scale=s)
 
 
@@ -110,11 +128,13 @@ def test_batch_norm_training_updates_running_stats(dtype, gen, fallback):
     rv = randn((4,), dtype, gen).abs() + 0.5
     rm_v, rv_v = rm.to("vkml"), rv.to("vkml")
     with only_native():
-        out, mean, invstd = torch.native_batch_norm(x.to("vkml"), w.to("vkml"), b.to("vkml"), rm_v,
-                                                    rv_v, True, 0.1, 1e-5)
+        out, mean, invstd = torch.native_batch_norm(
+            x.to("vkml"), w.to("vkml"), b.to("vkml"), rm_v, rv_v, True, 0.1, 1e-5
+        )
     rm_r, rv_r = rm.double(), rv.double()
-    ref, rmean, rinvstd = torch.native_batch_norm(x.double(), w.double(), b.double(), rm_r, rv_r,
-                                                  True, 0.1, 1e-5)
+    ref, rmean, rinvstd = torch.native_batch_norm(
+        x.double(), w.double(), b.double(), rm_r, rv_r, True, 0.1, 1e-5
+    )
     assert_close_to_ref(out, ref, scale=4)
     stat = torch.float32 if dtype != torch.float64 else dtype
     assert mean.dtype == stat and invstd.dtype == stat  # CUDA's accumulate type
@@ -140,12 +160,16 @@ def test_batch_norm_autograd(dtype, training, gen, fallback):
     with only_native():
         out, grads = grads_of(
             lambda a, c, d: F.batch_norm(a, rm.to("vkml"), rv.to("vkml"), c, d, training),
-            (x, w, b), g.to("vkml"))
+            (x, w, b),
+            g.to("vkml"),
+        )
     ref, rgrads = grads_of(
         lambda a, c, d: F.batch_norm(a, rm.double(), rv.double(), c, d, training),
-        (xr, wr, br), g.double())
+        (xr, wr, br),
+        g.double(),
+    )
     assert_close_to_ref(out, ref, scale=4)
-    for got, want, s in zip(grads, rgrads, (8, 40, 20)):
+    for got, want, s in zip(grads, rgrads, (8, 40, 20), strict=True):
         assert_close_to_ref(got, want, scale=s)
 
 
@@ -176,18 +200,29 @@ def test_legit_variants_and_out(gen, fallback):
     x = randn((4, 3, 2), torch.float32, gen)
     xv = x.to("vkml")
     with only_native():
-        o1, m1, s1 = torch.ops.aten._native_batch_norm_legit.no_stats(xv, None, None, True, 0.1,
-                                                                      1e-5)
+        o1, m1, s1 = torch.ops.aten._native_batch_norm_legit.no_stats(
+            xv, None, None, True, 0.1, 1e-5
+        )
         rm, rv = torch.zeros(3, device="vkml"), torch.ones(3, device="vkml")
         o2 = torch.ops.aten._native_batch_norm_legit(xv, None, None, rm, rv, False, 0.1, 1e-5)[0]
         outs = [torch.empty(0, device="vkml") for _ in range(3)]
-        torch.ops.aten.native_batch_norm.out(xv, None, None, None, None, True, 0.1, 1e-5,
-                                             out=outs[0], save_mean=outs[1],
-                                             save_invstd=outs[2])
+        torch.ops.aten.native_batch_norm.out(
+            xv,
+            None,
+            None,
+            None,
+            None,
+            True,
+            0.1,
+            1e-5,
+            out=outs[0],
+            save_mean=outs[1],
+            save_invstd=outs[2],
+        )
     ref = torch.native_batch_norm(x.double(), None, None, None, None, True, 0.1, 1e-5)
-    for got, want in zip((o1, m1, s1), ref):
+    for got, want in zip((o1, m1, s1), ref, strict=True):
         assert_close_to_ref(got, want, scale=4)
-    for got, want in zip(outs, ref):
+    for got, want in zip(outs, ref, strict=True):
         assert_close_to_ref(got, want, scale=4)
     assert_close_to_ref(o2, x.double() / (1 + 1e-5) ** 0.5)
     eval_stats = torch.native_batch_norm(xv, None, None, rm, rv, False, 0.1, 1e-5)
@@ -202,8 +237,9 @@ def test_instance_norm(gen, fallback):
     # affine instance norm repeats the weight per sample: `repeat` uses the unfold view
     w, b = randn((4,), torch.float32, gen), randn((4,), torch.float32, gen)
     out = F.instance_norm(x.to("vkml"), weight=w.to("vkml"), bias=b.to("vkml"))
-    assert_close_to_ref(out, F.instance_norm(x.double(), weight=w.double(), bias=b.double()),
-                        scale=4)
+    assert_close_to_ref(
+        out, F.instance_norm(x.double(), weight=w.double(), bias=b.double()), scale=4
+    )
     assert fell_back() <= {"aten::unfold"}
 
 
@@ -218,8 +254,10 @@ def test_errors_match_cpu(gen):
         with pytest.raises(RuntimeError, match="divisible by num_groups"):
             F.group_norm(xd, 4)
         with pytest.raises(NotImplementedError):
-            torch.native_layer_norm(torch.ones(3, 4, dtype=torch.long).to(dev), [4], None, None,
-                                    1e-5)
+            torch.native_layer_norm(
+                torch.ones(3, 4, dtype=torch.long).to(dev), [4], None, None, 1e-5
+            )
         with pytest.raises(NotImplementedError):
-            torch.native_batch_norm(torch.ones(3, 4, dtype=torch.long).to(dev), None, None, None,
-                                    None, True, 0.1, 1e-5)
+            torch.native_batch_norm(
+                torch.ones(3, 4, dtype=torch.long).to(dev), None, None, None, None, True, 0.1, 1e-5
+            )

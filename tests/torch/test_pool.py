@@ -23,9 +23,12 @@ def run_with_grad(fn, x, dtype, gen):
     return out, ref, gx, rgx
 
 
-MAX2D = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-         dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), ceil_mode=True),
-         dict(kernel_size=3, stride=1, padding=1)]
+MAX2D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), ceil_mode=True),
+    dict(kernel_size=3, stride=1, padding=1),
+]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -34,7 +37,8 @@ def test_max_pool2d(dtype, gen, fallback):
         for shape in [(2, 3, 9, 8), (3, 7, 6)]:
             x = randn(shape, dtype, gen, scale=3)
             out, ref, gx, rgx = run_with_grad(
-                lambda t: F.max_pool2d(t, return_indices=True, **kw), x, dtype, gen)
+                lambda t, kw=kw: F.max_pool2d(t, return_indices=True, **kw), x, dtype, gen
+            )
             assert_close_to_ref(out[0], ref[0])
             assert torch.equal(out[1].cpu(), ref[1])  # indices exactly as on the CPU
             assert_close_to_ref(gx, rgx, scale=4)
@@ -51,8 +55,9 @@ def test_max_pool_channels_last_nan_and_out(gen, fallback):
     assert torch.equal(idx.cpu(), ridx)
     o, i = torch.empty(0, device="vkml"), torch.empty(0, dtype=torch.long, device="vkml")
     with only_native():
-        torch.ops.aten.max_pool2d_with_indices.out(x.to("vkml"), [2], [], [0], [1], False,
-                                                   out=o, indices=i)
+        torch.ops.aten.max_pool2d_with_indices.out(
+            x.to("vkml"), [2], [], [0], [1], False, out=o, indices=i
+        )
     ro, ri = torch.ops.aten.max_pool2d_with_indices(x, [2])
     torch.testing.assert_close(o.cpu(), ro, equal_nan=True)
     assert torch.equal(i.cpu(), ri)
@@ -61,25 +66,32 @@ def test_max_pool_channels_last_nan_and_out(gen, fallback):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_pool1d_decompose_to_2d(dtype, gen, fallback):
     x = randn((2, 3, 11), dtype, gen)
-    for fn in [lambda t: F.max_pool1d(t, 3, 2, 1), lambda t: F.avg_pool1d(t, 4, 2, 2, True),
-               lambda t: F.adaptive_avg_pool1d(t, 4), lambda t: F.adaptive_max_pool1d(t, 5)]:
+    for fn in [
+        lambda t: F.max_pool1d(t, 3, 2, 1),
+        lambda t: F.avg_pool1d(t, 4, 2, 2, True),
+        lambda t: F.adaptive_avg_pool1d(t, 4),
+        lambda t: F.adaptive_max_pool1d(t, 5),
+    ]:
         out, ref, gx, rgx = run_with_grad(fn, x, dtype, gen)
         assert_close_to_ref(out, ref)
         assert_close_to_ref(gx, rgx, scale=4)
 
 
-AVG2D = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-         dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
-         dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), ceil_mode=True),
-         dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
-         dict(kernel_size=2, divisor_override=3)]
+AVG2D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=2, divisor_override=3),
+]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_avg_pool2d(dtype, gen, fallback):
     for kw in AVG2D:
         x = randn((2, 3, 9, 7), dtype, gen)
-        out, ref, gx, rgx = run_with_grad(lambda t: F.avg_pool2d(t, **kw), x, dtype, gen)
+        out, ref, gx, rgx = run_with_grad(lambda t, kw=kw: F.avg_pool2d(t, **kw), x, dtype, gen)
         assert_close_to_ref(out, ref)
         assert_close_to_ref(gx, rgx, scale=4)
 
@@ -87,13 +99,17 @@ def test_avg_pool2d(dtype, gen, fallback):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_pool3d(dtype, gen, fallback):
     x = randn((2, 2, 5, 6, 7), dtype, gen)
-    for fn in [lambda t: F.max_pool3d(t, 2, return_indices=True),
-               lambda t: F.max_pool3d(t, (3, 2, 2), (2, 1, 2), 1, dilation=(1, 2, 1),
-                                      ceil_mode=True, return_indices=True),
-               lambda t: F.avg_pool3d(t, 3, 2, 1), lambda t: F.avg_pool3d(t, 2, 1, 1, True, False),
-               lambda t: F.avg_pool3d(t, 2, divisor_override=5),
-               lambda t: F.adaptive_avg_pool3d(t, (2, 4, 3)),
-               lambda t: F.adaptive_max_pool3d(t, (3, 4, 5), return_indices=True)]:
+    for fn in [
+        lambda t: F.max_pool3d(t, 2, return_indices=True),
+        lambda t: F.max_pool3d(
+            t, (3, 2, 2), (2, 1, 2), 1, dilation=(1, 2, 1), ceil_mode=True, return_indices=True
+        ),
+        lambda t: F.avg_pool3d(t, 3, 2, 1),
+        lambda t: F.avg_pool3d(t, 2, 1, 1, True, False),
+        lambda t: F.avg_pool3d(t, 2, divisor_override=5),
+        lambda t: F.adaptive_avg_pool3d(t, (2, 4, 3)),
+        lambda t: F.adaptive_max_pool3d(t, (3, 4, 5), return_indices=True),
+    ]:
         out, ref, gx, rgx = run_with_grad(fn, x, dtype, gen)
         if isinstance(out, tuple):
             assert torch.equal(out[1].cpu(), ref[1])
@@ -104,14 +120,21 @@ def test_pool3d(dtype, gen, fallback):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_adaptive_pool2d(dtype, gen, fallback):
-    for shape, size in [((2, 3, 9, 7), (4, 3)), ((3, 5, 6), (5, 6)), ((1, 2, 4, 5), (7, 8)),
-                        ((2, 3, 7, 9), (1, 2))]:
+    for shape, size in [
+        ((2, 3, 9, 7), (4, 3)),
+        ((3, 5, 6), (5, 6)),
+        ((1, 2, 4, 5), (7, 8)),
+        ((2, 3, 7, 9), (1, 2)),
+    ]:
         x = randn(shape, dtype, gen)
-        out, ref, gx, rgx = run_with_grad(lambda t: F.adaptive_avg_pool2d(t, size), x, dtype, gen)
+        out, ref, gx, rgx = run_with_grad(
+            lambda t, size=size: F.adaptive_avg_pool2d(t, size), x, dtype, gen
+        )
         assert_close_to_ref(out, ref)
         assert_close_to_ref(gx, rgx, scale=4)
         out, ref, gx, rgx = run_with_grad(
-            lambda t: F.adaptive_max_pool2d(t, size, return_indices=True), x, dtype, gen)
+            lambda t, size=size: F.adaptive_max_pool2d(t, size, return_indices=True), x, dtype, gen
+        )
         assert_close_to_ref(out[0], ref[0])
         assert torch.equal(out[1].cpu(), ref[1])
         assert_close_to_ref(gx, rgx, scale=4)
@@ -127,13 +150,18 @@ def test_out_forms_and_strided_input(gen, fallback):
         torch.ops.aten.adaptive_avg_pool2d.out(x, [3, 2], out=a)
         gi = torch.empty(0, device="vkml")
         g = torch.ones(2, 3, 2, 3, device="vkml")
-        torch.ops.aten.avg_pool2d_backward.grad_input(g, x, [2, 2], [], [0, 0], False, True,
-                                                      None, grad_input=gi)
+        torch.ops.aten.avg_pool2d_backward.grad_input(
+            g, x, [2, 2], [], [0, 0], False, True, None, grad_input=gi
+        )
     xr = base[:, :, ::2, 1::2].double()
     assert_close_to_ref(o, F.avg_pool2d(xr, 2))
     assert_close_to_ref(a, F.adaptive_avg_pool2d(xr, (3, 2)))
-    assert_close_to_ref(gi, torch.ops.aten.avg_pool2d_backward(g.cpu().double(), xr, [2, 2], [],
-                                                               [0, 0], False, True, None))
+    assert_close_to_ref(
+        gi,
+        torch.ops.aten.avg_pool2d_backward(
+            g.cpu().double(), xr, [2, 2], [], [0, 0], False, True, None
+        ),
+    )
     assert F.max_pool2d(torch.empty(0, 2, 5, 5, device="vkml"), 2).shape == (0, 2, 2, 2)
 
 

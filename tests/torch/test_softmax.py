@@ -6,8 +6,15 @@ import torch
 import torch.nn.functional as F
 from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, only_native, randn
 
-SHAPES_DIMS = [((7, 13), 1), ((7, 13), 0), ((3, 40, 5), 1), ((2, 3, 4, 5), -1), ((300,), 0),
-               ((5, 1), 1), ((), 0)]
+SHAPES_DIMS = [
+    ((7, 13), 1),
+    ((7, 13), 0),
+    ((3, 40, 5), 1),
+    ((2, 3, 4, 5), -1),
+    ((300,), 0),
+    ((5, 1), 1),
+    ((), 0),
+]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -26,9 +33,12 @@ def test_strided_inputs_and_out(log, gen):
     fn = torch._log_softmax if log else torch._softmax
     base = randn((12, 30), torch.float32, gen, scale=2)
     b = base.to("vkml")
-    for view, vview in [(base.t(), b.t()), (base[::3, 1::2], b[::3, 1::2]),
-                        (base[:, 4], b[:, 4]), (base.unsqueeze(1).expand(12, 3, 30),
-                                                b.unsqueeze(1).expand(12, 3, 30))]:
+    for view, vview in [
+        (base.t(), b.t()),
+        (base[::3, 1::2], b[::3, 1::2]),
+        (base[:, 4], b[:, 4]),
+        (base.unsqueeze(1).expand(12, 3, 30), b.unsqueeze(1).expand(12, 3, 30)),
+    ]:
         for dim in range(view.dim()):
             assert_close_to_ref(fn(vview, dim, False), fn(view.double(), dim, False))
     out = torch.empty(0, device="vkml")  # resized like CPU
@@ -70,14 +80,15 @@ def test_backward_ops_direct_and_out(gen):
     y = F.softmax(randn((5, 17), torch.float32, gen), dim=1)
     g = randn((5, 17), torch.float32, gen)
     ref = torch._softmax_backward_data(g.double(), y.double(), 1, torch.float64)
-    got = torch._softmax_backward_data(g.to("vkml").t().contiguous().t(), y.to("vkml"), 1,
-                                       torch.float32)
+    got = torch._softmax_backward_data(
+        g.to("vkml").t().contiguous().t(), y.to("vkml"), 1, torch.float32
+    )
     assert_close_to_ref(got, ref)
     out = torch.empty(0, device="vkml")
-    torch._log_softmax_backward_data(g.to("vkml"), y.log().to("vkml"), 1, torch.float32,
-                                     out=out)
-    assert_close_to_ref(out, torch._log_softmax_backward_data(g.double(), y.log().double(), 1,
-                                                              torch.float64))
+    torch._log_softmax_backward_data(g.to("vkml"), y.log().to("vkml"), 1, torch.float32, out=out)
+    assert_close_to_ref(
+        out, torch._log_softmax_backward_data(g.double(), y.log().double(), 1, torch.float64)
+    )
 
 
 def test_half_to_float(gen):
@@ -91,8 +102,7 @@ def test_half_to_float(gen):
     g = randn((4, 70), torch.float32, gen)
     gi = torch._softmax_backward_data(g.to("vkml"), y.to("vkml"), 1, torch.float16)
     assert gi.dtype == torch.float16
-    assert_close_to_ref(gi, torch._softmax_backward_data(g.double(), y.double(), 1,
-                                                         torch.float64))
+    assert_close_to_ref(gi, torch._softmax_backward_data(g.double(), y.double(), 1, torch.float64))
     with pytest.raises(RuntimeError, match="Half"):
         torch._softmax(randn((3,), torch.bfloat16, gen).to("vkml"), 0, True)
 
