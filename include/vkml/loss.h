@@ -13,14 +13,19 @@ namespace vkml::ops {
 // ATen's reduction codes.
 enum class Reduction : uint32_t { kNone = 0, kMean = 1, kSum = 2 };
 
-enum class PointwiseLoss : uint32_t { kMse = 0, kSmoothL1 = 1, kHuber = 2, kBce = 3,
-                                      kBceWithLogits = 4 };
+enum class PointwiseLoss : uint32_t {
+  kMse = 0,
+  kSmoothL1 = 1,
+  kHuber = 2,
+  kBce = 3,
+  kBceWithLogits = 4
+};
 
 // input, target (and weight, pos_weight when given) all have the shape of the loss elements
 // (broadcast operands carry stride 0). out: that shape for kNone, else a single element.
 // param: smooth_l1's beta or huber's delta.
-void pointwise_loss(Device& dev, PointwiseLoss kind, const TensorDesc& out,
-                    const TensorDesc& input, const TensorDesc& target, const TensorDesc* weight,
+void pointwise_loss(Device& dev, PointwiseLoss kind, const TensorDesc& out, const TensorDesc& input,
+                    const TensorDesc& target, const TensorDesc* weight,
                     const TensorDesc* pos_weight, Reduction reduction, double param);
 
 // grad_input of a pointwise loss (not kBceWithLogits); grad_output has the elements' shape for

@@ -52,7 +52,7 @@ void batch_norm_backward(Device& dev, const TensorDesc* grad_input, const Tensor
                          const TensorDesc* grad_bias, const TensorDesc& grad_out,
                          const TensorDesc& input, const TensorDesc* weight,
                          const TensorDesc* running_mean, const TensorDesc* running_var,
-                         const TensorDesc* save_mean, const TensorDesc* save_invstd,
-                         bool training, double eps);
+                         const TensorDesc* save_mean, const TensorDesc* save_invstd, bool training,
+                         double eps);
 
 }  // namespace vkml::ops

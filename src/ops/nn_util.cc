@@ -17,23 +17,32 @@ void force_tree_reductions(bool on) { g_force_tree = on; }
 
 uint32_t float_code(const TensorDesc& t, const char* what) {
   switch (t.dtype) {
-    case DType::kF32: return kF32;
-    case DType::kF16: return kF16;
-    case DType::kBF16: return kBF16;
-    case DType::kF64: return kF64;
+    case DType::kF32:
+      return kF32;
+    case DType::kF16:
+      return kF16;
+    case DType::kBF16:
+      return kBF16;
+    case DType::kF64:
+      return kF64;
     default:
-      throw InvalidArgument(std::string("vkml: ") + what + " must be a floating-point tensor, got " +
+      throw InvalidArgument(std::string("vkml: ") + what +
+                            " must be a floating-point tensor, got " +
                             std::string(dtype_name(t.dtype)));
   }
 }
 
 uint32_t index_code(const TensorDesc& t, const char* what) {
   switch (t.dtype) {
-    case DType::kI64: return kI64;
-    case DType::kU8: return kU8;
-    case DType::kI32: return kI32;
+    case DType::kI64:
+      return kI64;
+    case DType::kU8:
+      return kU8;
+    case DType::kI32:
+      return kI32;
     default:
-      throw InvalidArgument(std::string("vkml: ") + what + " must hold class indices (int64), got " +
+      throw InvalidArgument(std::string("vkml: ") + what +
+                            " must hold class indices (int64), got " +
                             std::string(dtype_name(t.dtype)));
   }
 }
@@ -92,8 +101,8 @@ std::vector<int64_t> strides_without(const TensorDesc& t, int skip) {
 
 void check_same_sizes(const TensorDesc& a, const TensorDesc& b, const char* op) {
   if (a.sizes != b.sizes) {
-    throw InvalidArgument(std::string("vkml: ") + op + ": shapes differ: " + a.describe() +
-                          " vs " + b.describe());
+    throw InvalidArgument(std::string("vkml: ") + op + ": shapes differ: " + a.describe() + " vs " +
+                          b.describe());
   }
 }
 

@@ -14,7 +14,8 @@ inline uint16_t to_half_bits(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
-  if (mag >= 0x7F800000u) return static_cast<uint16_t>(sign | (mag > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (mag >= 0x7F800000u)
+    return static_cast<uint16_t>(sign | (mag > 0x7F800000u ? 0x7E00u : 0x7C00u));
   if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
   if (mag < 0x38800000u) {
     float af;
@@ -55,20 +56,28 @@ inline float from_bf16_bits(uint16_t b) {
 // Value after a round trip through dtype t (what the device sees).
 inline double round_to(DType t, double v) {
   switch (t) {
-    case DType::kF32: return static_cast<float>(v);
-    case DType::kF16: return from_half_bits(to_half_bits(static_cast<float>(v)));
-    case DType::kBF16: return from_bf16_bits(to_bf16_bits(static_cast<float>(v)));
-    default: return v;
+    case DType::kF32:
+      return static_cast<float>(v);
+    case DType::kF16:
+      return from_half_bits(to_half_bits(static_cast<float>(v)));
+    case DType::kBF16:
+      return from_bf16_bits(to_bf16_bits(static_cast<float>(v)));
+    default:
+      return v;
   }
 }
 
 // Relative tolerance of results in dtype t computed from inputs in t.
 inline double tol_for(DType t) {
   switch (t) {
-    case DType::kF32: return 2e-5;
-    case DType::kF16: return 3e-3;
-    case DType::kBF16: return 2e-2;
-    default: return 1e-10;
+    case DType::kF32:
+      return 2e-5;
+    case DType::kF16:
+      return 3e-3;
+    case DType::kBF16:
+      return 2e-2;
+    default:
+      return 1e-10;
   }
 }
 
@@ -125,26 +134,79 @@ struct DevTensor {
  private:
   void store(uint8_t* p, double v) const {
     switch (d.dtype) {
-      case DType::kF32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-      case DType::kF64: std::memcpy(p, &v, 8); break;
-      case DType::kF16: { uint16_t h = to_half_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DType::kBF16: { uint16_t h = to_bf16_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DType::kI64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case DType::kI32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case DType::kU8: case DType::kBool: *p = static_cast<uint8_t>(v); break;
-      default: FAIL() << "unsupported dtype in test";
+      case DType::kF32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::kF64:
+        std::memcpy(p, &v, 8);
+        break;
+      case DType::kF16: {
+        uint16_t h = to_half_bits(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kBF16: {
+        uint16_t h = to_bf16_bits(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kI64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case DType::kI32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::kU8:
+      case DType::kBool:
+        *p = static_cast<uint8_t>(v);
+        break;
+      default:
+        FAIL() << "unsupported dtype in test";
     }
   }
   double load(const uint8_t* p) const {
     switch (d.dtype) {
-      case DType::kF32: { float f; std::memcpy(&f, p, 4); return f; }
-      case DType::kF64: { double x; std::memcpy(&x, p, 8); return x; }
-      case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); return from_half_bits(h); }
-      case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); return from_bf16_bits(h); }
-      case DType::kI64: { int64_t x; std::memcpy(&x, p, 8); return static_cast<double>(x); }
-      case DType::kI32: { int32_t x; std::memcpy(&x, p, 4); return x; }
-      case DType::kU8: case DType::kBool: return *p;
-      default: return NAN;
+      case DType::kF32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+      }
+      case DType::kF64: {
+        double x;
+        std::memcpy(&x, p, 8);
+        return x;
+      }
+      case DType::kF16: {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return from_half_bits(h);
+      }
+      case DType::kBF16: {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return from_bf16_bits(h);
+      }
+      case DType::kI64: {
+        int64_t x;
+        std::memcpy(&x, p, 8);
+        return static_cast<double>(x);
+      }
+      case DType::kI32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        return x;
+      }
+      case DType::kU8:
+      case DType::kBool:
+        return *p;
+      default:
+        return NAN;
     }
   }
 };

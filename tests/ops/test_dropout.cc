@@ -46,7 +46,8 @@ TEST_F(DropoutTest, KeepsOneMinusPAndScales) {
 }
 
 TEST_F(DropoutTest, DifferentOffsetsDiffer) {
-  DevTensor x(dev(), DType::kF32, {1000}), a(dev(), DType::kF32, {1000}), b(dev(), DType::kF32, {1000});
+  DevTensor x(dev(), DType::kF32, {1000}), a(dev(), DType::kF32, {1000}),
+      b(dev(), DType::kF32, {1000});
   DevTensor ma(dev(), DType::kBool, {1000}), mb(dev(), DType::kBool, {1000});
   x.upload(dev(), random_values(1000, 7, 1, 2));
   ops::dropout(dev(), a.d, ma.d, x.d, 0.5, 99, 1);

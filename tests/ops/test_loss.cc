@@ -17,9 +17,12 @@ using ops::Reduction;
 double ref_loss(PointwiseLoss k, double x, double y, double pw, double param) {
   double d = x - y, z = std::fabs(d);
   switch (k) {
-    case PointwiseLoss::kMse: return d * d;
-    case PointwiseLoss::kSmoothL1: return z < param ? 0.5 * z * z / param : z - 0.5 * param;
-    case PointwiseLoss::kHuber: return z < param ? 0.5 * z * z : param * (z - 0.5 * param);
+    case PointwiseLoss::kMse:
+      return d * d;
+    case PointwiseLoss::kSmoothL1:
+      return z < param ? 0.5 * z * z / param : z - 0.5 * param;
+    case PointwiseLoss::kHuber:
+      return z < param ? 0.5 * z * z : param * (z - 0.5 * param);
     case PointwiseLoss::kBce:
       return (y - 1) * std::max(std::log1p(-x), -100.0) - y * std::max(std::log(x), -100.0);
     case PointwiseLoss::kBceWithLogits: {
@@ -33,11 +36,16 @@ double ref_loss(PointwiseLoss k, double x, double y, double pw, double param) {
 double ref_grad(PointwiseLoss k, double x, double y, double param) {
   double d = x - y;
   switch (k) {
-    case PointwiseLoss::kMse: return 2 * d;
-    case PointwiseLoss::kSmoothL1: return d <= -param ? -1 : (d >= param ? 1 : d / param);
-    case PointwiseLoss::kHuber: return d <= -param ? -param : (d >= param ? param : d);
-    case PointwiseLoss::kBce: return d / std::max((1 - x) * x, 1e-12);
-    default: return NAN;
+    case PointwiseLoss::kMse:
+      return 2 * d;
+    case PointwiseLoss::kSmoothL1:
+      return d <= -param ? -1 : (d >= param ? 1 : d / param);
+    case PointwiseLoss::kHuber:
+      return d <= -param ? -param : (d >= param ? param : d);
+    case PointwiseLoss::kBce:
+      return d / std::max((1 - x) * x, 1e-12);
+    default:
+      return NAN;
   }
 }
 
@@ -80,8 +88,8 @@ void check_pointwise(Device& dev, const PointwiseCase& c, uint32_t seed) {
   bool logits = c.kind == PointwiseLoss::kBceWithLogits;
   std::vector<double> per(n);
   for (int64_t i = 0; i < n; ++i) {
-    per[i] = ref_loss(c.kind, xs[i], ys[i], logits ? pws[i] : 1.0, c.param) *
-             (c.weighted ? ws[i] : 1.0);
+    per[i] =
+        ref_loss(c.kind, xs[i], ys[i], logits ? pws[i] : 1.0, c.param) * (c.weighted ? ws[i] : 1.0);
   }
   double tol = tol_for(c.dt);
   const TensorDesc* wd = c.weighted ? &w.d : nullptr;
@@ -118,9 +126,12 @@ using LossTest = DeviceTest;
 
 TEST_F(LossTest, PointwiseLossesF32) {
   uint32_t seed = 1;
-  for (auto [kind, param] : std::vector<std::pair<PointwiseLoss, double>>{
-           {PointwiseLoss::kMse, 0}, {PointwiseLoss::kSmoothL1, 0.7}, {PointwiseLoss::kHuber, 0.8},
-           {PointwiseLoss::kBce, 0}, {PointwiseLoss::kBceWithLogits, 0}}) {
+  for (auto [kind, param] :
+       std::vector<std::pair<PointwiseLoss, double>>{{PointwiseLoss::kMse, 0},
+                                                     {PointwiseLoss::kSmoothL1, 0.7},
+                                                     {PointwiseLoss::kHuber, 0.8},
+                                                     {PointwiseLoss::kBce, 0},
+                                                     {PointwiseLoss::kBceWithLogits, 0}}) {
     check_pointwise(dev(), {kind, param, DType::kF32, 7, 13, kind == PointwiseLoss::kBce}, seed++);
   }
 }

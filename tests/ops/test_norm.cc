@@ -256,8 +256,8 @@ void run_batch_norm(Device& dev, DType dt, DType pdt, bool training, uint32_t se
   auto rvs0 = rv.upload(dev, random_values(C, seed + 4, 0.5, 2));
   const double eps = 1e-5, momentum = 0.1;
   double tol = std::max(tol_for(dt), tol_for(pdt));
-  ops::batch_norm(dev, y.d, training ? &sm.d : nullptr, training ? &si.d : nullptr, x.d, &w.d,
-                  &b.d, &rm.d, &rv.d, training, momentum, eps);
+  ops::batch_norm(dev, y.d, training ? &sm.d : nullptr, training ? &si.d : nullptr, x.d, &w.d, &b.d,
+                  &rm.d, &rv.d, training, momentum, eps);
   std::vector<double> mean(C), rstd(C);
   if (training) {
     auto f = ref.forward(xs, &ws, &bs, eps);

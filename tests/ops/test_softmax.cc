@@ -74,7 +74,8 @@ struct Case {
 void check_case(Device& dev, const Case& c, bool log, uint32_t seed) {
   int64_t n = 1;
   for (int64_t s : c.sizes) n *= s;
-  DevTensor x(dev, c.in, c.sizes, c.transposed_input ? transposed_strides(c.sizes) : std::vector<int64_t>{});
+  DevTensor x(dev, c.in, c.sizes,
+              c.transposed_input ? transposed_strides(c.sizes) : std::vector<int64_t>{});
   DevTensor y(dev, c.out, c.sizes);
   auto xs = x.upload(dev, random_values(n, seed, -4, 4));
   ops::softmax(dev, y.d, x.d, c.dim, log);

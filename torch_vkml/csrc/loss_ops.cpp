@@ -50,8 +50,8 @@ std::vector<int64_t> check_nll_1d2d(const at::Tensor& self, const at::Tensor& ta
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
   bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  TORCH_CHECK(no_batch_dim || self.size(0) == target.size(0), "size mismatch (got input: ",
-              self.sizes(), ", target: ", target.sizes(), ")");
+  TORCH_CHECK(no_batch_dim || self.size(0) == target.size(0),
+              "size mismatch (got input: ", self.sizes(), ", target: ", target.sizes(), ")");
   check_nll_weight(weight, self.size(-1));
   check_nll_target(target);
   if (reduction == 0 && self.dim() == 2) return {self.size(0)};
@@ -60,10 +60,14 @@ std::vector<int64_t> check_nll_1d2d(const at::Tensor& self, const at::Tensor& ta
 
 std::vector<int64_t> check_nll_2d(const at::Tensor& self, const at::Tensor& target,
                                   const at::Tensor& weight, int64_t reduction) {
-  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got "
-              "targets of dimension: ", target.dim());
-  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got "
-              "input of dimension: ", self.dim());
+  TORCH_CHECK(target.dim() == 3,
+              "only batches of spatial targets supported (3D tensors) but got "
+              "targets of dimension: ",
+              target.dim());
+  TORCH_CHECK(self.dim() == 4,
+              "only batches of spatial inputs supported (4D tensors), but got "
+              "input of dimension: ",
+              self.dim());
   TORCH_CHECK(!weight.defined() || weight.numel() == self.size(1),
               "weight tensor should be defined either for all or no classes");
   TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
@@ -133,9 +137,8 @@ std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self,
 std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_out(const at::Tensor& self,
                                                             const at::Tensor& target,
                                                             const OptTensor& weight_opt,
-                                                            int64_t reduction,
-                                                            int64_t ignore_index, at::Tensor& out,
-                                                            at::Tensor& tw) {
+                                                            int64_t reduction, int64_t ignore_index,
+                                                            at::Tensor& out, at::Tensor& tw) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   auto shape = check_nll_2d(self, target, weight, reduction);
   nll_forward_into(self, target, weight, reduction, ignore_index, out, tw, shape);
@@ -143,11 +146,13 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_out(const at::Tensor& se
 }
 
 at::Tensor& nll_backward_into(const at::Tensor& grad_output, const at::Tensor& self,
-                              const at::Tensor& target, const at::Tensor& weight,
-                              int64_t reduction, int64_t ignore_index,
-                              const at::Tensor& total_weight, at::Tensor& grad_input) {
-  TORCH_CHECK(total_weight.numel() == 1, "expected total_weight to be a single element tensor, "
-              "got: ", total_weight.sizes(), " (", total_weight.numel(), " elements)");
+                              const at::Tensor& target, const at::Tensor& weight, int64_t reduction,
+                              int64_t ignore_index, const at::Tensor& total_weight,
+                              at::Tensor& grad_input) {
+  TORCH_CHECK(total_weight.numel() == 1,
+              "expected total_weight to be a single element tensor, "
+              "got: ",
+              total_weight.sizes(), " (", total_weight.numel(), " elements)");
   nn::check_floating(self, "nll_loss_backward");
   for (const at::Tensor* t : {&grad_output, &target, &weight, &total_weight}) {
     nn::check_on_device(self, *t, "nll_loss_backward", "tensor");
@@ -156,8 +161,10 @@ at::Tensor& nll_backward_into(const at::Tensor& grad_output, const at::Tensor& s
     TORCH_CHECK(grad_output.sizes() == target.sizes(), "nll_loss_backward: grad_output of shape ",
                 grad_output.sizes(), " does not match target ", target.sizes());
   } else {
-    TORCH_CHECK(grad_output.numel() == 1, "nll_loss_backward: expected a single-element "
-                "grad_output, got ", grad_output.sizes());
+    TORCH_CHECK(grad_output.numel() == 1,
+                "nll_loss_backward: expected a single-element "
+                "grad_output, got ",
+                grad_output.sizes());
   }
   nn::prepare_out(grad_input, self.sizes(), self.scalar_type(), self);
   if (self.numel() == 0) return grad_input;
@@ -176,8 +183,8 @@ at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
                                   const at::Tensor& total_weight, at::Tensor& grad_input) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   check_nll_1d2d(self, target, weight, reduction);
-  return nll_backward_into(grad_output, self, target, weight, reduction, ignore_index,
-                           total_weight, grad_input);
+  return nll_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                           grad_input);
 }
 
 at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
@@ -195,8 +202,8 @@ at::Tensor& nll_loss2d_backward_out(const at::Tensor& grad_output, const at::Ten
                                     const at::Tensor& total_weight, at::Tensor& grad_input) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   check_nll_2d(self, target, weight, reduction);
-  return nll_backward_into(grad_output, self, target, weight, reduction, ignore_index,
-                           total_weight, grad_input);
+  return nll_backward_into(grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                           grad_input);
 }
 
 at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
@@ -292,8 +299,8 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& go, const at::Tensor& self,
   return pointwise_backward_into(PointwiseLoss::kMse, "mse_backward_cpu_out", go, self, target, {},
                                  reduction, 0.0, gi);
 }
-at::Tensor mse_loss_backward(const at::Tensor& go, const at::Tensor& self,
-                             const at::Tensor& target, int64_t reduction) {
+at::Tensor mse_loss_backward(const at::Tensor& go, const at::Tensor& self, const at::Tensor& target,
+                             int64_t reduction) {
   at::Tensor gi;
   return mse_loss_backward_out(go, self, target, reduction, gi);
 }
@@ -305,14 +312,12 @@ at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int6
                           double beta) {
   check_beta(beta);
   at::Tensor out;
-  return binary_loss(PointwiseLoss::kSmoothL1, "smooth_l1_cpu", self, target, reduction, beta,
-                     out);
+  return binary_loss(PointwiseLoss::kSmoothL1, "smooth_l1_cpu", self, target, reduction, beta, out);
 }
-at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
-                               int64_t reduction, double beta, at::Tensor& out) {
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                               double beta, at::Tensor& out) {
   check_beta(beta);
-  return binary_loss(PointwiseLoss::kSmoothL1, "smooth_l1_cpu", self, target, reduction, beta,
-                     out);
+  return binary_loss(PointwiseLoss::kSmoothL1, "smooth_l1_cpu", self, target, reduction, beta, out);
 }
 at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& go, const at::Tensor& self,
                                         const at::Tensor& target, int64_t reduction, double beta,
@@ -344,8 +349,8 @@ at::Tensor& huber_loss_backward_out(const at::Tensor& go, const at::Tensor& self
                                     const at::Tensor& target, int64_t reduction, double delta,
                                     at::Tensor& gi) {
   check_delta(delta);
-  return pointwise_backward_into(PointwiseLoss::kHuber, "huber_backward_cpu_out", go, self,
-                                 target, {}, reduction, delta, gi);
+  return pointwise_backward_into(PointwiseLoss::kHuber, "huber_backward_cpu_out", go, self, target,
+                                 {}, reduction, delta, gi);
 }
 at::Tensor huber_loss_backward(const at::Tensor& go, const at::Tensor& self,
                                const at::Tensor& target, int64_t reduction, double delta) {
@@ -374,9 +379,8 @@ at::Tensor bce(const at::Tensor& self, const at::Tensor& target, const OptTensor
   at::Tensor out;
   return bce_out(self, target, weight, reduction, out);
 }
-at::Tensor& bce_backward_out(const at::Tensor& go, const at::Tensor& self,
-                             const at::Tensor& target, const OptTensor& weight_opt,
-                             int64_t reduction, at::Tensor& gi) {
+at::Tensor& bce_backward_out(const at::Tensor& go, const at::Tensor& self, const at::Tensor& target,
+                             const OptTensor& weight_opt, int64_t reduction, at::Tensor& gi) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   check_broadcasts_to(target, self);
   check_broadcasts_to(weight, self);

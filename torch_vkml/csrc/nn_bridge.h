@@ -23,16 +23,16 @@ inline void check_on_device(const at::Tensor& like, const at::Tensor& t, const c
 // Floating dtypes the NN kernels compute on, with the message AT_DISPATCH gives otherwise.
 inline void check_floating(const at::Tensor& t, const char* kernel) {
   auto s = t.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || s == at::kHalf || s == at::kBFloat16 ||
-                                  s == at::kDouble,
-                              "\"", kernel, "\" not implemented for '", c10::toString(s), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      s == at::kFloat || s == at::kHalf || s == at::kBFloat16 || s == at::kDouble, "\"", kernel,
+      "\" not implemented for '", c10::toString(s), "'");
 }
 
 // An out= tensor: the dtype must match (as structured kernels require) and the shape is resized.
 inline void prepare_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype,
                         const at::Tensor& like) {
-  TORCH_CHECK(out.scalar_type() == dtype, "Expected out tensor to have dtype ", dtype,
-              ", but got ", out.scalar_type(), " instead");
+  TORCH_CHECK(out.scalar_type() == dtype, "Expected out tensor to have dtype ", dtype, ", but got ",
+              out.scalar_type(), " instead");
   check_on_device(like, out, "out=", "out");
   at::native::resize_output(out, sizes);
 }

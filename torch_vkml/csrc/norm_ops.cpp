@@ -34,7 +34,8 @@ const vkml::TensorDesc* opt(const at::Tensor& t, vkml::TensorDesc& storage) {
 // Shape checks with the messages of _check_layer_norm_inputs.
 int64_t check_layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape,
                          const at::Tensor& weight, const at::Tensor& bias) {
-  TORCH_CHECK(!normalized_shape.empty(), "Expected normalized_shape to be at least 1-dimensional, "
+  TORCH_CHECK(!normalized_shape.empty(),
+              "Expected normalized_shape to be at least 1-dimensional, "
               "i.e., containing at least one element, but got normalized_shape = ",
               normalized_shape);
   TORCH_CHECK(!weight.defined() || weight.sizes().equals(normalized_shape),
@@ -51,7 +52,8 @@ int64_t check_layer_norm(const at::Tensor& input, at::IntArrayRef normalized_sha
     ss << "], but got input of size" << input.sizes();
     TORCH_CHECK(false, ss.str());
   }
-  for (const at::Tensor* t : {&weight, &bias}) nn::check_on_device(input, *t, "layer_norm", "weight");
+  for (const at::Tensor* t : {&weight, &bias})
+    nn::check_on_device(input, *t, "layer_norm", "weight");
   return ndim - nnorm;
 }
 
@@ -137,12 +139,9 @@ std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& input,
   return {out, rstd};
 }
 
-std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& grad_out,
-                                                     const at::Tensor& input,
-                                                     at::IntArrayRef normalized_shape,
-                                                     const at::Tensor& rstd,
-                                                     const OptTensor& weight_opt,
-                                                     std::array<bool, 2> mask) {
+std::tuple<at::Tensor, at::Tensor> rms_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const at::Tensor& rstd, const OptTensor& weight_opt, std::array<bool, 2> mask) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   check_layer_norm(input, normalized_shape, weight, at::Tensor());
   nn::check_floating(input, "rms_norm_backward");
@@ -160,18 +159,22 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& grad_out,
 
 void check_group_norm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                       int64_t N, int64_t C, int64_t HxW, int64_t group) {
-  TORCH_CHECK(group > 0 && C % group == 0, "Expected number of channels in input to be divisible "
-              "by num_groups, but got input of shape ", input.sizes(), " and num_groups=", group);
+  TORCH_CHECK(group > 0 && C % group == 0,
+              "Expected number of channels in input to be divisible "
+              "by num_groups, but got input of shape ",
+              input.sizes(), " and num_groups=", group);
   TORCH_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == C),
               "Expected weight to be a vector of size equal to the number of channels in input, "
-              "but got weight of shape ", weight.sizes(), " and input of shape ", input.sizes());
+              "but got weight of shape ",
+              weight.sizes(), " and input of shape ", input.sizes());
   TORCH_CHECK(!bias.defined() || (bias.dim() == 1 && bias.numel() == C),
               "Expected bias to be a vector of size equal to the number of channels in input, "
-              "but got bias of shape ", bias.sizes(), " and input of shape ", input.sizes());
-  TORCH_CHECK(input.dim() >= 2 && input.size(0) == N && input.size(1) == C &&
-                  input.numel() == N * C * HxW,
-              "vkml: native_group_norm expects input of shape [N=", N, ", C=", C, ", *] with ",
-              HxW, " elements per channel, got ", input.sizes());
+              "but got bias of shape ",
+              bias.sizes(), " and input of shape ", input.sizes());
+  TORCH_CHECK(
+      input.dim() >= 2 && input.size(0) == N && input.size(1) == C && input.numel() == N * C * HxW,
+      "vkml: native_group_norm expects input of shape [N=", N, ", C=", C, ", *] with ", HxW,
+      " elements per channel, got ", input.sizes());
 }
 
 // param_scalar_type of group_norm: float for a half/bfloat16 input with float parameters.
@@ -181,9 +184,8 @@ at::ScalarType group_stat_dtype(const at::Tensor& input, const at::Tensor& weigh
   return mixed ? at::kFloat : input.scalar_type();
 }
 
-Tensors3 group_norm(const at::Tensor& input, const OptTensor& weight_opt,
-                    const OptTensor& bias_opt, c10::SymInt N, c10::SymInt C, c10::SymInt HxW,
-                    int64_t group, double eps) {
+Tensors3 group_norm(const at::Tensor& input, const OptTensor& weight_opt, const OptTensor& bias_opt,
+                    c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
   const at::Tensor& bias = nn::value_or_undefined(bias_opt);
   check_group_norm(input, weight, bias, N.expect_int(), C.expect_int(), HxW.expect_int(), group);
@@ -222,9 +224,11 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
   return {dx, dw, db};
 }
 
-void check_batch_norm(const at::Tensor& input, std::initializer_list<const at::Tensor*> per_channel) {
+void check_batch_norm(const at::Tensor& input,
+                      std::initializer_list<const at::Tensor*> per_channel) {
   nn::check_floating(input, "batch_norm");
-  TORCH_CHECK(input.dim() >= 2, "Dimension out of range (expected to be in range of [-1, 0], "
+  TORCH_CHECK(input.dim() >= 2,
+              "Dimension out of range (expected to be in range of [-1, 0], "
               "but got 1)");
   for (const at::Tensor* t : per_channel) {
     if (!t->defined()) continue;
@@ -256,9 +260,9 @@ void batch_norm_into(const at::Tensor& input, const at::Tensor& weight, const at
   nn::run_on(input, [&](vkml::Device& dev) {
     vkml::TensorDesc w, b, rm, rv, sm, si;
     vkml::ops::batch_norm(dev, to_desc(out), training ? opt(save_mean, sm) : nullptr,
-                          training ? opt(save_invstd, si) : nullptr, to_desc(input),
-                          opt(weight, w), opt(bias, b), opt(running_mean, rm),
-                          opt(running_var, rv), training, momentum, eps);
+                          training ? opt(save_invstd, si) : nullptr, to_desc(input), opt(weight, w),
+                          opt(bias, b), opt(running_mean, rm), opt(running_var, rv), training,
+                          momentum, eps);
   });
 }
 
@@ -304,8 +308,7 @@ Tensors3 batch_norm_legit_no_stats(const at::Tensor& input, const OptTensor& wei
 
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_legit_no_stats_out(
     const at::Tensor& input, const OptTensor& weight, const OptTensor& bias, bool training,
-    double momentum, double eps, at::Tensor& out, at::Tensor& save_mean,
-    at::Tensor& save_invstd) {
+    double momentum, double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
   return batch_norm_out(input, weight, bias, {}, {}, training, momentum, eps, out, save_mean,
                         save_invstd);
 }
@@ -321,8 +324,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_updat
 
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_with_update_out(
     const at::Tensor& input, const OptTensor& weight, const OptTensor& bias,
-    at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps,
-    at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd, at::Tensor& reserve) {
+    at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps, at::Tensor& out,
+    at::Tensor& save_mean, at::Tensor& save_invstd, at::Tensor& reserve) {
   batch_norm_out(input, weight, bias, running_mean, running_var, true, momentum, eps, out,
                  save_mean, save_invstd);
   at::native::resize_output(reserve, {0});

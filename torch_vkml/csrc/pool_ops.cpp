@@ -18,7 +18,8 @@ using vkml::ops::PoolWindow;
 
 // A 1- or n-element argument expanded to n entries (PyTorch's int[n] parameters).
 std::vector<int64_t> expand_arg(at::IntArrayRef v, int n, const char* op, const char* what,
-                                const char* count_word, bool may_be_empty, int64_t empty_value = 0) {
+                                const char* count_word, bool may_be_empty,
+                                int64_t empty_value = 0) {
   if (v.empty() && may_be_empty) return std::vector<int64_t>(n, empty_value);
   TORCH_CHECK(static_cast<int>(v.size()) == 1 || static_cast<int>(v.size()) == n, op, ": ", what,
               may_be_empty ? " must either be omitted, a single int, or a tuple of "
@@ -48,8 +49,10 @@ Pooling plan(const at::Tensor& input, int n, const char* op, at::IntArrayRef ker
   for (int i = 0; i < n; ++i) {
     TORCH_CHECK(s[i] != 0, "stride should not be zero");
     TORCH_CHECK(p[i] >= 0, "pad must be non-negative, but got pad: ", p[i]);
-    TORCH_CHECK(p[i] <= ((k[i] - 1) * d[i] + 1) / 2, "pad should be at most half of effective "
-                "kernel size, but got pad=", p[i], ", kernel_size=", k[i], " and dilation=", d[i]);
+    TORCH_CHECK(p[i] <= ((k[i] - 1) * d[i] + 1) / 2,
+                "pad should be at most half of effective "
+                "kernel size, but got pad=",
+                p[i], ", kernel_size=", k[i], " and dilation=", d[i]);
   }
   for (int i = 0; i < n; ++i) {
     TORCH_CHECK(k[i] > 0, "kernel size should be greater than zero, but got kernel_size=", k[i]);
@@ -60,8 +63,10 @@ Pooling plan(const at::Tensor& input, int n, const char* op, at::IntArrayRef ker
   bool valid = true;
   for (int i = 1; i < input.dim(); ++i) valid = valid && input.size(i) != 0;
   if (lead == 1) valid = valid && input.size(0) != 0;
-  TORCH_CHECK(valid, "Expected ", n + 1, "D or ", n + 2, "D (batch mode) tensor with optional 0 "
-              "dim batch size for input, but got:", input.sizes());
+  TORCH_CHECK(valid, "Expected ", n + 1, "D or ", n + 2,
+              "D (batch mode) tensor with optional 0 "
+              "dim batch size for input, but got:",
+              input.sizes());
   Pooling plan;
   plan.out_sizes.assign(input.sizes().begin(), input.sizes().begin() + lead);
   std::ostringstream in_desc, out_desc;
@@ -88,7 +93,8 @@ Pooling plan(const at::Tensor& input, int n, const char* op, at::IntArrayRef ker
 }
 
 at::Tensor new_like_format(at::IntArrayRef sizes, const at::Tensor& input, at::ScalarType dtype) {
-  return at::empty(sizes, input.options().dtype(dtype).memory_format(input.suggest_memory_format()));
+  return at::empty(sizes,
+                   input.options().dtype(dtype).memory_format(input.suggest_memory_format()));
 }
 
 // Resizes an out= tensor, keeping the input's memory format for fresh (empty) outputs.
@@ -117,8 +123,8 @@ void run_pool(PoolKind kind, const at::Tensor& input, int n, const PoolWindow& w
   });
 }
 
-void run_pool_backward(PoolKind kind, const at::Tensor& grad_output, const at::Tensor& input,
-                       int n, const PoolWindow& window, const at::Tensor* indices,
+void run_pool_backward(PoolKind kind, const at::Tensor& grad_output, const at::Tensor& input, int n,
+                       const PoolWindow& window, const at::Tensor* indices,
                        at::Tensor& grad_input) {
   nn::check_floating(input, "pool_backward");
   nn::check_on_device(input, grad_output, "pool_backward", "grad_output");
@@ -155,8 +161,8 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool_out(const at::Tensor& self, at::In
 
 template <int N>
 std::tuple<at::Tensor, at::Tensor> max_pool(const at::Tensor& self, at::IntArrayRef k,
-                                            at::IntArrayRef s, at::IntArrayRef p,
-                                            at::IntArrayRef d, bool ceil_mode) {
+                                            at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
+                                            bool ceil_mode) {
   Pooling pl = plan(self, N, N == 2 ? "max_pool2d" : "max_pool3d", k, s, p, d, ceil_mode);
   at::Tensor out = new_like_format(pl.out_sizes, self, self.scalar_type());
   at::Tensor indices = new_like_format(pl.out_sizes, self, at::kLong);
@@ -209,9 +215,8 @@ at::Tensor& avg_pool_out(const at::Tensor& self, at::IntArrayRef k, at::IntArray
 }
 
 template <int N>
-at::Tensor avg_pool(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
-                    at::IntArrayRef p, bool ceil_mode, bool count_include_pad,
-                    std::optional<int64_t> divisor) {
+at::Tensor avg_pool(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor) {
   Pooling pl = avg_plan<N>(self, k, s, p, ceil_mode, count_include_pad, divisor);
   at::Tensor out = new_like_format(pl.out_sizes, self, self.scalar_type());
   run_pool(PoolKind::kAvg, self, N, pl.window, out, nullptr);
@@ -237,8 +242,8 @@ at::Tensor avg_pool_backward(const at::Tensor& grad_output, const at::Tensor& se
                              bool ceil_mode, bool count_include_pad,
                              std::optional<int64_t> divisor) {
   at::Tensor gi = new_like_format(self.sizes(), self, self.scalar_type());
-  return avg_pool_backward_out<N>(grad_output, self, k, s, p, ceil_mode, count_include_pad,
-                                  divisor, gi);
+  return avg_pool_backward_out<N>(grad_output, self, k, s, p, ceil_mode, count_include_pad, divisor,
+                                  gi);
 }
 
 // ---- adaptive pools -------------------------------------------------------------------------
@@ -254,13 +259,16 @@ std::vector<int64_t> adaptive_plan(const at::Tensor& self, at::IntArrayRef outpu
               "D tensor, but got ", self.sizes());
   for (int64_t i = ndim - N - (is_max ? 1 : 0); i < ndim; ++i) {
     if (i == 0 && ndim == N + 2) continue;
-    TORCH_CHECK(self.size(i) > 0, op, "(): Expected input to have non-zero size for non-batch "
-                "dimensions, but input has sizes ", self.sizes(), " with dimension ", i,
-                " being empty");
+    TORCH_CHECK(self.size(i) > 0, op,
+                "(): Expected input to have non-zero size for non-batch "
+                "dimensions, but input has sizes ",
+                self.sizes(), " with dimension ", i, " being empty");
   }
   for (int64_t s : output_size) {
-    TORCH_CHECK(s >= 0, op, ": elements of output_size must be greater than or equal to 0 but "
-                "received ", output_size);
+    TORCH_CHECK(s >= 0, op,
+                ": elements of output_size must be greater than or equal to 0 but "
+                "received ",
+                output_size);
   }
   std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - N);
   out.insert(out.end(), output_size.begin(), output_size.end());
@@ -298,8 +306,8 @@ at::Tensor adaptive_avg_backward(const at::Tensor& grad_output, const at::Tensor
 
 template <int N>
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self,
-                                                      at::IntArrayRef output_size,
-                                                      at::Tensor& out, at::Tensor& indices) {
+                                                      at::IntArrayRef output_size, at::Tensor& out,
+                                                      at::Tensor& indices) {
   auto sizes = adaptive_plan<N>(self, output_size, true);
   prepare(out, sizes, self.scalar_type(), self, "out");
   prepare(indices, sizes, at::kLong, self, "indices");

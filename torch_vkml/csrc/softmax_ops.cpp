@@ -33,14 +33,15 @@ at::Tensor& forward_out(const at::Tensor& self, int64_t dim, bool half_to_float,
 }
 
 at::Tensor forward(const at::Tensor& self, int64_t dim, bool half_to_float, bool log) {
-  at::Tensor out = at::empty(self.sizes(), self.options().dtype(forward_dtype(self, half_to_float)));
+  at::Tensor out =
+      at::empty(self.sizes(), self.options().dtype(forward_dtype(self, half_to_float)));
   return forward_out(self, dim, half_to_float, out, log);
 }
 
 at::ScalarType backward_dtype(const at::Tensor& grad, at::ScalarType input_dtype) {
   // As the structured meta function: float grads of a half input give a half grad_input.
   return grad.scalar_type() == at::kFloat && input_dtype == at::kHalf ? at::kHalf
-                                                                       : grad.scalar_type();
+                                                                      : grad.scalar_type();
 }
 
 at::Tensor& backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
@@ -68,7 +69,9 @@ at::Tensor backward(const at::Tensor& grad, const at::Tensor& output, int64_t di
   return backward_out(grad, output, dim, input_dtype, gi, log);
 }
 
-at::Tensor softmax(const at::Tensor& s, int64_t dim, bool h2f) { return forward(s, dim, h2f, false); }
+at::Tensor softmax(const at::Tensor& s, int64_t dim, bool h2f) {
+  return forward(s, dim, h2f, false);
+}
 at::Tensor log_softmax(const at::Tensor& s, int64_t dim, bool h2f) {
   return forward(s, dim, h2f, true);
 }
@@ -85,8 +88,8 @@ at::Tensor log_softmax_bwd(const at::Tensor& g, const at::Tensor& y, int64_t dim
                            at::ScalarType t) {
   return backward(g, y, dim, t, true);
 }
-at::Tensor& softmax_bwd_out(const at::Tensor& g, const at::Tensor& y, int64_t dim,
-                            at::ScalarType t, at::Tensor& gi) {
+at::Tensor& softmax_bwd_out(const at::Tensor& g, const at::Tensor& y, int64_t dim, at::ScalarType t,
+                            at::Tensor& gi) {
   return backward_out(g, y, dim, t, gi, false);
 }
 at::Tensor& log_softmax_bwd_out(const at::Tensor& g, const at::Tensor& y, int64_t dim,

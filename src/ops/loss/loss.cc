@@ -97,8 +97,8 @@ void run_forward(Device& dev, const std::string& kernel, LossParams& p, const Sl
   p.partials = partials.address();
   MemRange part = {partials.address(), static_cast<uint64_t>(groups) * 2 * acc_bytes};
   std::vector<MemRange> stage1_writes = {part};
-  nn::dispatch_groups(dev, nn::variant(dev, kernel, fp64, true), kWorkgroup, groups, &p,
-                      sizeof(p), reads, stage1_writes);
+  nn::dispatch_groups(dev, nn::variant(dev, kernel, fp64, true), kWorkgroup, groups, &p, sizeof(p),
+                      reads, stage1_writes);
   p.partial_count = groups;
   MemRange finish_reads[] = {part};
   nn::dispatch_groups(dev, nn::variant(dev, "loss_finish", fp64, true), kWorkgroup, 1, &p,
@@ -107,8 +107,8 @@ void run_forward(Device& dev, const std::string& kernel, LossParams& p, const Sl
 
 }  // namespace
 
-void pointwise_loss(Device& dev, PointwiseLoss kind, const TensorDesc& out,
-                    const TensorDesc& input, const TensorDesc& target, const TensorDesc* weight,
+void pointwise_loss(Device& dev, PointwiseLoss kind, const TensorDesc& out, const TensorDesc& input,
+                    const TensorDesc& target, const TensorDesc* weight,
                     const TensorDesc* pos_weight, Reduction reduction, double param) {
   const char* op = "pointwise loss";
   nn::check_same_sizes(input, target, op);
@@ -245,8 +245,8 @@ void nll_loss(Device& dev, const TensorDesc& out, const TensorDesc* total_weight
   bool fp64 = slots_need_fp64(dev, slots, weight) || out.dtype == DType::kF64;
   Slots with_weight = slots;
   if (weight) with_weight.tensor[LOSS_W] = weight;
-  run_forward(dev, "nll_fwd", p, with_weight, fp64,
-              reduction == Reduction::kNone ? nullptr : &out, total_weight);
+  run_forward(dev, "nll_fwd", p, with_weight, fp64, reduction == Reduction::kNone ? nullptr : &out,
+              total_weight);
 }
 
 void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDesc& grad_output,

@@ -114,7 +114,8 @@ std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 void check_shape(const TensorDesc* t, const std::vector<int64_t>& sizes, const char* what) {
   if (t && t->sizes != sizes) {
     throw InvalidArgument(std::string("vkml: ") + what + " has shape " + t->describe() +
-                          ", expected " + std::to_string(sizes.size()) + " dims matching the input");
+                          ", expected " + std::to_string(sizes.size()) +
+                          " dims matching the input");
   }
 }
 
@@ -144,7 +145,8 @@ std::vector<int64_t> stat_strides(const TensorDesc& stat, const TensorDesc& inpu
     return s;
   }
   if (!stat.is_contiguous()) {
-    throw InvalidArgument(std::string("vkml: ") + what + " must be contiguous or shaped like the "
+    throw InvalidArgument(std::string("vkml: ") + what +
+                          " must be contiguous or shaped like the "
                           "input with size-1 normalized dims");
   }
   int64_t step = 1;
@@ -256,8 +258,8 @@ std::vector<int64_t> group_like(const TensorDesc& t, int64_t per_group) {
   return s;
 }
 
-void set_channel_param(View& v, int slot, const TensorDesc* t, int64_t channels,
-                       int64_t per_group, const char* what) {
+void set_channel_param(View& v, int slot, const TensorDesc* t, int64_t channels, int64_t per_group,
+                       const char* what) {
   if (!t) return;
   check_numel(t, channels, what);
   if (t->ndim() != 1) throw InvalidArgument(std::string("vkml: ") + what + " must be 1-D");
@@ -401,7 +403,8 @@ void batch_norm(Device& dev, const TensorDesc& out, const TensorDesc* save_mean,
     }
   } else {
     if (!running_mean || !running_var) {
-      throw InvalidArgument("vkml: batch_norm in evaluation mode needs running_mean and running_var");
+      throw InvalidArgument(
+          "vkml: batch_norm in evaluation mode needs running_mean and running_var");
     }
     mode |= NORM_FIXED_STATS;
   }
@@ -413,8 +416,8 @@ void batch_norm_backward(Device& dev, const TensorDesc* grad_input, const Tensor
                          const TensorDesc* grad_bias, const TensorDesc& grad_out,
                          const TensorDesc& input, const TensorDesc* weight,
                          const TensorDesc* running_mean, const TensorDesc* running_var,
-                         const TensorDesc* save_mean, const TensorDesc* save_invstd,
-                         bool training, double eps) {
+                         const TensorDesc* save_mean, const TensorDesc* save_invstd, bool training,
+                         double eps) {
   View v = batch_view(input, "batch_norm_backward");
   nn::check_same_sizes(grad_out, input, "batch_norm_backward");
   v.set(NORM_DY, &grad_out, grad_out.strides);
@@ -422,15 +425,17 @@ void batch_norm_backward(Device& dev, const TensorDesc* grad_input, const Tensor
   uint32_t mode = NORM_ROW_PARAM_GRADS;
   if (training) {
     if (!save_mean || !save_invstd) {
-      throw InvalidArgument("vkml: batch_norm_backward in training mode needs save_mean and "
-                            "save_invstd");
+      throw InvalidArgument(
+          "vkml: batch_norm_backward in training mode needs save_mean and "
+          "save_invstd");
     }
     set_per_channel(v, NORM_MEAN, save_mean, "save_mean");
     set_per_channel(v, NORM_RSTD, save_invstd, "save_invstd");
   } else {
     if (!running_mean || !running_var) {
-      throw InvalidArgument("vkml: batch_norm_backward in evaluation mode needs running_mean and "
-                            "running_var");
+      throw InvalidArgument(
+          "vkml: batch_norm_backward in evaluation mode needs running_mean and "
+          "running_var");
     }
     set_per_channel(v, NORM_RMEAN, running_mean, "running_mean");
     set_per_channel(v, NORM_RVAR, running_var, "running_var");

@@ -37,8 +37,8 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
   int lead = a.ndim() - spatial_dims;
   if (lead < 0 || b.ndim() != a.ndim() ||
       !std::equal(a.sizes.begin(), a.sizes.begin() + lead, b.sizes.begin())) {
-    throw InvalidArgument(std::string("vkml: ") + op + ": input " + a.describe() +
-                          " and output " + b.describe() + " do not match");
+    throw InvalidArgument(std::string("vkml: ") + op + ": input " + a.describe() + " and output " +
+                          b.describe() + " do not match");
   }
   if (indices) nn::check_same_sizes(*indices, b, op);
   if (indices && indices->dtype != DType::kI64) {
@@ -91,9 +91,9 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
   std::vector<int64_t> sizes(a.sizes.begin(), a.sizes.begin() + lead);
   std::vector<int64_t> as(a.strides.begin(), a.strides.begin() + lead);
   std::vector<int64_t> bs(b.strides.begin(), b.strides.begin() + lead);
-  std::vector<int64_t> is = indices ? std::vector<int64_t>(indices->strides.begin(),
-                                                           indices->strides.begin() + lead)
-                                    : bs;
+  std::vector<int64_t> is =
+      indices ? std::vector<int64_t>(indices->strides.begin(), indices->strides.begin() + lead)
+              : bs;
   sizes = coalesce_dims(sizes, {&as, &bs, &is});
   if (sizes.size() > VKML_POOL_PLANE_DIMS) {
     throw NotSupported(std::string("vkml: ") + op + " with too many non-mergeable leading dims");
@@ -138,8 +138,7 @@ void pool(Device& dev, PoolKind kind, const TensorDesc& out, const TensorDesc* i
 void pool_backward(Device& dev, PoolKind kind, const TensorDesc& grad_input,
                    const TensorDesc& grad_output, const TensorDesc* indices, int spatial_dims,
                    const PoolWindow& window) {
-  PoolParams p = make_params(kind, grad_input, grad_output, indices, spatial_dims, window,
-                             true);
+  PoolParams p = make_params(kind, grad_input, grad_output, indices, spatial_dims, window, true);
   bool fp64 = nn::needs_fp64(dev, {&grad_input, &grad_output});
   p.numel = grad_input.numel();
   if (p.numel == 0) return;

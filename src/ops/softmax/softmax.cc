@@ -72,8 +72,8 @@ void run(Device& dev, const char* op, bool backward, const TensorDesc& c, const 
   } else {
     // A quarter of the row per invocation keeps short rows from idling most of the group.
     uint32_t wg = nn::workgroup_for((p.dim_size + 3) / 4);
-    nn::dispatch_groups(dev, nn::variant(dev, base + "_row", fp64, true), wg, p.rows, &p,
-                        sizeof(p), reads, writes);
+    nn::dispatch_groups(dev, nn::variant(dev, base + "_row", fp64, true), wg, p.rows, &p, sizeof(p),
+                        reads, writes);
   }
 }
 
