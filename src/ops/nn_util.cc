@@ -11,9 +11,12 @@ namespace vkml::ops::nn {
 namespace {
 constexpr uint32_t kSubgroupArithmeticBit = 0x4;  // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
 std::atomic<bool> g_force_tree{false};
+std::atomic<bool> g_force_split{false};
 }  // namespace
 
 void force_tree_reductions(bool on) { g_force_tree = on; }
+void force_split_rows(bool on) { g_force_split = on; }
+bool split_rows_forced() { return g_force_split; }
 
 uint32_t float_code(const TensorDesc& t, const char* what) {
   switch (t.dtype) {

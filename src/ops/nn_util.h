@@ -29,6 +29,10 @@ std::string variant(const Device& dev, const std::string& base, bool fp64, bool 
 // Tests use this to run the shared-memory reductions on devices that have subgroup arithmetic.
 void force_tree_reductions(bool on);
 
+// Tests use this to send every norm through its split path (few long rows).
+void force_split_rows(bool on);
+bool split_rows_forced();
+
 // A workgroup size for loops over `n` elements: a power of two in [32, max_size].
 uint32_t workgroup_for(int64_t n, uint32_t max_size = 256);
 

@@ -236,8 +236,8 @@ TEST_F(NormTest, GroupNorm) {
   if (dev().caps().supports_dtype(DType::kF64)) run_group_norm(dev(), DType::kF64, 13);
 }
 
-void run_batch_norm(Device& dev, DType dt, DType pdt, bool training, uint32_t seed) {
-  std::vector<int64_t> sizes = {4, 3, 5, 2};
+void run_batch_norm(Device& dev, DType dt, DType pdt, bool training, uint32_t seed,
+                    std::vector<int64_t> sizes = {4, 3, 5, 2}) {
   const int64_t n = numel_of(sizes), C = 3;
   RefNorm ref;
   ref.rows = C;
@@ -310,6 +310,28 @@ TEST_F(NormTest, BatchNormTrainAndEval) {
   for (bool training : {true, false}) {
     run_batch_norm(dev(), DType::kF32, DType::kF32, training, 21);
     run_batch_norm(dev(), DType::kF16, DType::kF32, training, 22);
+  }
+}
+
+TEST_F(NormTest, SplitPathMatches) {
+  ops::nn::force_split_rows(true);
+  run_layer_norm(dev(), DType::kF32, DType::kF32, true, false, 31);
+  run_layer_norm(dev(), DType::kF16, DType::kF32, true, true, 32);
+  run_group_norm(dev(), DType::kF32, 33);
+  for (bool training : {true, false}) {
+    run_batch_norm(dev(), DType::kF32, DType::kF32, training, 34);
+    run_batch_norm(dev(), DType::kBF16, DType::kF32, training, 35);
+  }
+  ops::nn::force_split_rows(false);
+}
+
+TEST_F(NormTest, BatchNormLongRowsSplitNaturally) {
+  // 3 channels of 2 * 70 * 40 = 5600 elements: past the split threshold.
+  for (bool training : {true, false}) {
+    run_batch_norm(dev(), DType::kF32, DType::kF32, training, 36, {2, 3, 70, 40});
+  }
+  if (dev().caps().supports_dtype(DType::kF64)) {
+    run_batch_norm(dev(), DType::kF64, DType::kF64, true, 37, {2, 3, 70, 40});
   }
 }
 

@@ -173,6 +173,28 @@ def test_batch_norm_autograd(dtype, training, gen, fallback):
         assert_close_to_ref(got, want, scale=s)
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_long_rows(training, gen, fallback):
+    # 3 channels of 8 * 30 * 20 elements: few long rows take the split (multi-workgroup) path
+    shape = (8, 3, 30, 20)
+    (x, xr), (w, wr), (b, br) = twins(gen, torch.float32, shape, (3,), (3,), scale=2)
+    rm, rv = randn((3,), torch.float32, gen), randn((3,), torch.float32, gen).abs() + 0.5
+    rm_v, rv_v, rm_r, rv_r = rm.to("vkml"), rv.to("vkml"), rm.double(), rv.double()
+    g = randn(shape, torch.float32, gen)
+    with only_native():
+        out, grads = grads_of(
+            lambda a, c, d: F.batch_norm(a, rm_v, rv_v, c, d, training), (x, w, b), g.to("vkml")
+        )
+    ref, rgrads = grads_of(
+        lambda a, c, d: F.batch_norm(a, rm_r, rv_r, c, d, training), (xr, wr, br), g.double()
+    )
+    assert_close_to_ref(out, ref, scale=4)
+    for got, want, s in zip(grads, rgrads, (8, 400, 400), strict=True):
+        assert_close_to_ref(got, want, scale=s)
+    torch.testing.assert_close(rm_v.cpu().double(), rm_r, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(rv_v.cpu().double(), rv_r, rtol=1e-6, atol=1e-6)
+
+
 def test_batch_norm_eval_channels_last_and_modules(gen, fallback):
     m = torch.nn.BatchNorm2d(5)
     with torch.no_grad():

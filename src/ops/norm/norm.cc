@@ -3,6 +3,7 @@
 // norm_params.h); three kernels then serve every norm.
 #include "vkml/norm.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <string>
@@ -16,6 +17,8 @@ namespace vkml::ops {
 namespace {
 
 constexpr int kSlots = VKML_NORM_SLOTS;
+
+constexpr uint32_t bit(int slot) { return 1u << slot; }
 
 struct View {
   std::vector<int64_t> sizes;
@@ -83,6 +86,69 @@ NormParams build(const View& v, uint32_t mode, double eps, double momentum) {
   return p;
 }
 
+// Rows this few (and this long) leave a GPU idle with a workgroup per row: they are split.
+constexpr int64_t kSplitMaxRows = 128;
+constexpr int64_t kSplitMinCols = 4096;
+constexpr int64_t kSplitChunk = 1024;  // at least this many columns per chunk
+constexpr int64_t kSplitTargetGroups = 512;
+
+struct Ranges {
+  std::vector<MemRange> reads, writes;
+};
+
+// Reads of every slot not written, writes of the `written` slots, plus scratch both ways.
+Ranges ranges_of(const View& v, uint32_t written, MemRange scratch) {
+  Ranges r;
+  for (int s = 0; s < kSlots; ++s) {
+    if (!v.tensor[s]) continue;
+    (written & (1u << s) ? r.writes : r.reads).push_back(nn::range_of(*v.tensor[s]));
+    if (s == NORM_RMEAN || s == NORM_RVAR) r.reads.push_back(nn::range_of(*v.tensor[s]));
+  }
+  if (scratch.bytes) {
+    r.reads.push_back(scratch);
+    r.writes.push_back(scratch);
+  }
+  return r;
+}
+
+// The split path of norm_fwd / norm_bwd: per-chunk partials, a per-row combine, then an
+// elementwise pass (see norm_split.comp).
+void launch_split(Device& dev, bool forward, NormParams& p, const View& v, bool fp64,
+                  uint32_t written) {
+  const bool fixed = p.mode & NORM_FIXED_STATS;
+  const bool sums = forward ? !fixed : (!fixed || (p.mode & NORM_ROW_PARAM_GRADS));
+  const bool apply = forward || v.tensor[NORM_Y];
+  int64_t max_splits = std::max<int64_t>(1, p.cols / kSplitChunk);
+  p.splits = std::clamp<int64_t>((kSplitTargetGroups + p.rows - 1) / p.rows, 1, max_splits);
+  uint64_t acc = fp64 ? 8 : 4;
+  uint64_t bytes = static_cast<uint64_t>(p.rows * p.splits * 4 + p.rows * 2) * acc;
+  nn::Scratch scratch(dev, sums ? bytes : 0);
+  p.scratch = scratch.address();
+  MemRange scr{scratch.address(), sums ? bytes : 0};
+  const char* dir = forward ? "fwd" : "bwd";
+  if (sums) {
+    Ranges partial = ranges_of(v, 0, scr);
+    nn::dispatch_groups(dev,
+                        nn::variant(dev, std::string("norm_split_") + dir + "_partial", fp64, true),
+                        nn::workgroup_for((p.cols / p.splits) / 2), p.rows * p.splits, &p,
+                        sizeof(p), partial.reads, partial.writes);
+    uint32_t combined = forward ? written & ~bit(NORM_Y) : written & (bit(NORM_GW) | bit(NORM_GB));
+    Ranges combine = ranges_of(v, combined, scr);
+    constexpr uint32_t kRowsPerGroup = 64;
+    nn::dispatch_groups(
+        dev, nn::variant(dev, std::string("norm_split_") + dir + "_combine", fp64, false),
+        kRowsPerGroup, nn::groups_for(p.rows, kRowsPerGroup), &p, sizeof(p), combine.reads,
+        combine.writes);
+  }
+  if (apply) {
+    Ranges ap = ranges_of(v, bit(NORM_Y), scr);
+    constexpr uint32_t kWorkgroup = 256;
+    nn::dispatch_groups(
+        dev, nn::variant(dev, std::string("norm_split_") + dir + "_apply", fp64, false), kWorkgroup,
+        nn::groups_for(p.rows * p.cols, kWorkgroup), &p, sizeof(p), ap.reads, ap.writes);
+  }
+}
+
 // Records `kernel` over the view; `written` is a bit mask of the slots it writes.
 void launch(Device& dev, const std::string& kernel, const View& v, uint32_t mode, double eps,
             double momentum, uint32_t written) {
@@ -92,17 +158,16 @@ void launch(Device& dev, const std::string& kernel, const View& v, uint32_t mode
     if (t) fp64 = fp64 || nn::needs_fp64(dev, {t});
   }
   if (p.rows == 0) return;
-  std::vector<MemRange> reads, writes;
-  for (int s = 0; s < kSlots; ++s) {
-    if (!v.tensor[s]) continue;
-    (written & (1u << s) ? writes : reads).push_back(nn::range_of(*v.tensor[s]));
-    if (s == NORM_RMEAN || s == NORM_RVAR) reads.push_back(nn::range_of(*v.tensor[s]));
+  bool splittable = kernel == "norm_fwd" || kernel == "norm_bwd";
+  if (splittable && p.cols > 0 &&
+      (nn::split_rows_forced() || (p.rows <= kSplitMaxRows && p.cols >= kSplitMinCols))) {
+    launch_split(dev, kernel == "norm_fwd", p, v, fp64, written);
+    return;
   }
+  Ranges r = ranges_of(v, written, {});
   nn::dispatch_groups(dev, nn::variant(dev, kernel, fp64, true), nn::workgroup_for(p.cols / 2),
-                      p.rows, &p, sizeof(p), reads, writes);
+                      p.rows, &p, sizeof(p), r.reads, r.writes);
 }
-
-constexpr uint32_t bit(int slot) { return 1u << slot; }
 
 std::vector<int64_t> zeros(size_t n) { return std::vector<int64_t>(n, 0); }
 

@@ -6,6 +6,8 @@
 //   layer norm: rows = leading dims, columns = normalized dims;
 //   group norm: the input viewed as [N, G, C/G, spatial], rows = (N, G);
 //   batch norm: rows = channels, columns = (N, spatial).
+// Few long rows (batch norm) take the split path instead (norm_split.comp): partial statistics
+// per chunk of a row, a per-row combine, then an elementwise pass over every element.
 #ifndef VKML_OPS_NORM_PARAMS_H_
 #define VKML_OPS_NORM_PARAMS_H_
 
@@ -46,6 +48,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Nor
   int64_t row_strides[VKML_NORM_SLOTS][VKML_NORM_MAX_DIMS];
   int64_t col_strides[VKML_NORM_SLOTS][VKML_NORM_MAX_DIMS];
   uint64_t ptr[VKML_NORM_SLOTS];  // 0: slot unused
+  uint64_t scratch;  // split path: per-chunk partials, then per-row results (ACC elements)
+  int64_t splits;    // split path: chunks per row
   uint64_t eps_bits;              // double eps, as bits (float variants read eps_f)
   uint64_t momentum_bits;
   float eps_f;
@@ -58,7 +62,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Nor
 #ifdef __cplusplus
 static_assert(sizeof(NormParams) ==
               16 + 2 * 8 * VKML_NORM_MAX_DIMS + 2 * 8 * VKML_NORM_SLOTS * VKML_NORM_MAX_DIMS +
-                  8 * VKML_NORM_SLOTS + 16 + 8 + 4 * VKML_NORM_SLOTS + 12);
+                  8 * VKML_NORM_SLOTS + 16 + 16 + 8 + 4 * VKML_NORM_SLOTS + 12);
 static_assert(offsetof(NormParams, eps_f) == offsetof(NormParams, momentum_bits) + 8);
 static_assert(offsetof(NormParams, row_ndim) ==
               offsetof(NormParams, dtype) + 4 * VKML_NORM_SLOTS);
