@@ -283,3 +283,23 @@ def test_errors_match_cpu(gen):
             torch.native_batch_norm(
                 torch.ones(3, 4, dtype=torch.long).to(dev), None, None, None, None, True, 0.1, 1e-5
             )
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_mixed_precision_parameters(dtype, gen, fallback):
+    """Half/bfloat16 activations with float32 parameters and running statistics (autocast's
+    batch_norm, or a model kept in fp32 with low-precision inputs)."""
+    x = randn((6, 4, 5, 3), dtype, gen, scale=2)
+    w, b = randn((4,), torch.float32, gen), randn((4,), torch.float32, gen)
+    rm, rv = randn((4,), torch.float32, gen), randn((4,), torch.float32, gen).abs() + 0.5
+    rm_v, rv_v, rm_r, rv_r = rm.to("vkml"), rv.to("vkml"), rm.double(), rv.double()
+    with only_native():
+        out = F.batch_norm(x.to("vkml"), rm_v, rv_v, w.to("vkml"), b.to("vkml"), True)
+        ln = F.layer_norm(x.to("vkml"), (3,), w[:3].to("vkml"), b[:3].to("vkml"))
+    ref = F.batch_norm(x.double(), rm_r, rv_r, w.double(), b.double(), True)
+    assert out.dtype == dtype and rm_v.dtype == torch.float32
+    assert_close_to_ref(out, ref, scale=4)
+    torch.testing.assert_close(rm_v.cpu().double(), rm_r, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(rv_v.cpu().double(), rv_r, rtol=1e-5, atol=1e-5)
+    assert ln.dtype == dtype
+    assert_close_to_ref(ln, F.layer_norm(x.double(), (3,), w[:3].double(), b[:3].double()), scale=4)
