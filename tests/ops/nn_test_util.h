@@ -166,6 +166,14 @@ struct DevTensor {
       case DType::kBool:
         *p = static_cast<uint8_t>(v);
         break;
+      case DType::kI8:
+        *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v);
+        break;
+      case DType::kI16: {
+        int16_t x = static_cast<int16_t>(v);
+        std::memcpy(p, &x, 2);
+        break;
+      }
       default:
         FAIL() << "unsupported dtype in test";
     }
@@ -205,6 +213,13 @@ struct DevTensor {
       case DType::kU8:
       case DType::kBool:
         return *p;
+      case DType::kI8:
+        return *reinterpret_cast<const int8_t*>(p);
+      case DType::kI16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        return x;
+      }
       default:
         return NAN;
     }

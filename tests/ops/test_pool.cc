@@ -242,6 +242,34 @@ TEST_F(PoolTest, AdaptivePools) {
   check_pool(dev(), PoolKind::kAdaptiveMax, DType::kBF16, {6, 5}, {4, 5}, none, 15);
 }
 
+TEST_F(PoolTest, IntegerMaxAndInt64Average) {
+  std::vector<int64_t> in_sizes = {2, 3, 6, 5};
+  PoolWindow w = win2({3, 2}, {2, 1}, {1, 1});
+  auto out_sp = pooled({6, 5}, w);
+  std::vector<int64_t> out_sizes = {2, 3, out_sp[0], out_sp[1]};
+  for (DType dt : {DType::kI8, DType::kU8, DType::kI16, DType::kI32, DType::kI64}) {
+    for (PoolKind kind : {PoolKind::kMax, PoolKind::kAvg}) {
+      if (kind == PoolKind::kAvg && dt != DType::kI64) continue;
+      RefPool ref{kind, w, 6, {1, 6, 5}, {1, out_sp[0], out_sp[1]}};
+      DevTensor x(dev(), dt, in_sizes), y(dev(), dt, out_sizes), ix(dev(), DType::kI64, out_sizes);
+      std::vector<double> xv = random_values(2 * 3 * 6 * 5, 40, dt == DType::kU8 ? 0 : -100, 100);
+      for (double& v : xv) v = std::floor(v);
+      auto xs = x.upload(dev(), xv);
+      std::vector<double> want, want_idx;
+      ref.forward(xs, want, want_idx);
+      bool mx = kind == PoolKind::kMax;
+      ops::pool(dev(), kind, y.d, mx ? &ix.d : nullptr, x.d, 2, w);
+      if (!mx) {
+        for (double& v : want) v = std::trunc(v);  // int64 division truncates, as in C++
+      }
+      expect_close(y.read(dev()), want, 0, 0, "integer pool");
+      if (mx) expect_close(ix.read(dev()), want_idx, 0, 0, "integer pool indices");
+    }
+  }
+  DevTensor xi(dev(), DType::kI32, in_sizes), yi(dev(), DType::kI32, out_sizes);
+  EXPECT_THROW(ops::pool(dev(), PoolKind::kAvg, yi.d, nullptr, xi.d, 2, w), InvalidArgument);
+}
+
 TEST_F(PoolTest, RejectsBadInput) {
   DevTensor x(dev(), DType::kF32, {1, 2, 6, 6}), y(dev(), DType::kF32, {1, 2, 2, 2});
   DevTensor ix(dev(), DType::kI32, {1, 2, 3, 3}), xi(dev(), DType::kI64, {1, 2, 6, 6});
@@ -249,7 +277,7 @@ TEST_F(PoolTest, RejectsBadInput) {
   EXPECT_THROW(ops::pool(dev(), PoolKind::kMax, y.d, nullptr, x.d, 2, w), InvalidArgument);
   DevTensor y3(dev(), DType::kF32, {1, 2, 3, 3});
   EXPECT_THROW(ops::pool(dev(), PoolKind::kMax, y3.d, &ix.d, x.d, 2, w), InvalidArgument);
-  EXPECT_THROW(ops::pool(dev(), PoolKind::kAvg, y3.d, nullptr, xi.d, 2, w), InvalidArgument);
+  EXPECT_THROW(ops::pool(dev(), PoolKind::kMax, y3.d, nullptr, xi.d, 2, w), InvalidArgument);
   EXPECT_THROW(ops::pool_backward(dev(), PoolKind::kMax, x.d, y3.d, nullptr, 2, w),
                InvalidArgument);
 }

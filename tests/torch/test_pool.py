@@ -140,6 +140,31 @@ def test_adaptive_pool2d(dtype, gen, fallback):
         assert_close_to_ref(gx, rgx, scale=4)
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_pools_like_cpu(dtype, gen, fallback):
+    lo = 0 if dtype == torch.uint8 else -100
+    x = torch.randint(lo, 100, (2, 3, 7, 6), generator=gen).to(dtype)
+    with only_native():
+        out, idx = F.max_pool2d(x.to("vkml"), 3, 2, 1, return_indices=True)
+        out3 = F.max_pool3d(x.to("vkml"), 2)
+    rout, ridx = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert torch.equal(out.cpu(), rout) and torch.equal(idx.cpu(), ridx)
+    assert torch.equal(out3.cpu(), F.max_pool3d(x, 2))
+    if dtype == torch.int64:  # the only integer average pool of the CPU: truncating division
+        with only_native():
+            avg = F.avg_pool2d(x.to("vkml"), 3, 2, 1, count_include_pad=False)
+        assert torch.equal(avg.cpu(), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False))
+    else:
+        for dev in ("cpu", "vkml"):
+            with pytest.raises(NotImplementedError):
+                F.avg_pool2d(x.to(dev), 2)
+    for dev in ("cpu", "vkml"):
+        with pytest.raises(NotImplementedError):
+            F.adaptive_avg_pool2d(x.to(dev), 2)
+        with pytest.raises(NotImplementedError):
+            F.max_pool2d(x.bool().to(dev), 2)
+
+
 def test_out_forms_and_strided_input(gen, fallback):
     base = randn((2, 3, 10, 12), torch.float32, gen)
     x = base.to("vkml")[:, :, ::2, 1::2]  # a strided view

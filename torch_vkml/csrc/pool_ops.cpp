@@ -114,7 +114,11 @@ void prepare(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype, const
 
 void run_pool(PoolKind kind, const at::Tensor& input, int n, const PoolWindow& window,
               at::Tensor& out, at::Tensor* indices) {
-  nn::check_floating(input, kind == PoolKind::kAvg ? "avg_pool" : "max_pool");
+  // The CPU's dtypes: max pools of any integer but bool, average pools of int64 too.
+  auto t = input.scalar_type();
+  bool integral_ok = (kind == PoolKind::kMax && at::isIntegralType(t, false)) ||
+                     (kind == PoolKind::kAvg && t == at::kLong);
+  if (!integral_ok) nn::check_floating(input, kind == PoolKind::kAvg ? "avg_pool2d" : "max_pool2d");
   if (out.numel() == 0) return;
   nn::run_on(input, [&](vkml::Device& dev) {
     vkml::TensorDesc ix;

@@ -49,8 +49,19 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
   }
   PoolParams p{};
   p.kind = static_cast<uint32_t>(kind);
-  p.a_dtype = nn::float_code(a, op);
-  p.b_dtype = nn::float_code(b, op);
+  bool integral = !dtype_is_float(a.dtype) && !backward;
+  if (integral) {
+    // Integer pools: max in any integer dtype, average in int64, as on the CPU.
+    bool ok = a.dtype == b.dtype && a.dtype != DType::kBool &&
+              (kind == PoolKind::kMax || (kind == PoolKind::kAvg && a.dtype == DType::kI64));
+    if (!ok) {
+      throw InvalidArgument(std::string("vkml: ") + op + " of " + std::string(dtype_name(a.dtype)) +
+                            " tensors is not supported");
+    }
+  } else {
+    p.a_dtype = nn::float_code(a, op);
+    p.b_dtype = nn::float_code(b, op);
+  }
   spatial(a, spatial_dims, p.a_size, p.a_strides);
   spatial(b, spatial_dims, p.b_size, p.b_strides);
   if (indices) {
@@ -131,8 +142,11 @@ void pool(Device& dev, PoolKind kind, const TensorDesc& out, const TensorDesc* i
   if (p.numel == 0) return;
   MemRange reads[] = {nn::range_of(input)};
   MemRange writes[] = {nn::range_of(out), indices ? nn::range_of(*indices) : MemRange{}};
-  nn::dispatch_groups(dev, nn::variant(dev, "pool_fwd", fp64, false), kWorkgroup,
-                      nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p), reads, writes);
+  std::string shader = dtype_is_float(input.dtype)
+                           ? nn::variant(dev, "pool_fwd", fp64, false)
+                           : "pool_fwd_" + std::string(dtype_name(input.dtype));
+  nn::dispatch_groups(dev, shader, kWorkgroup, nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p),
+                      reads, writes);
 }
 
 void pool_backward(Device& dev, PoolKind kind, const TensorDesc& grad_input,

@@ -58,10 +58,44 @@ void window(PoolParams p, int k, int64_t o, out int64_t start, out int64_t end, 
 }
 
 // Divisor of an average pool's window at output position o (per dim start/end/padded).
-ACC avg_divisor(PoolParams p, int64_t count, int64_t padded_count) {
-  if (p.divisor_override != 0) return ACC(p.divisor_override);
-  return ACC(p.count_include_pad != 0u || p.kind == POOL_ADAPTIVE_AVG ? padded_count : count);
+int64_t avg_divisor_count(PoolParams p, int64_t count, int64_t padded_count) {
+  if (p.divisor_override != 0) return p.divisor_override;
+  return p.count_include_pad != 0u || p.kind == POOL_ADAPTIVE_AVG ? padded_count : count;
 }
+ACC avg_divisor(PoolParams p, int64_t count, int64_t padded_count) {
+  return ACC(avg_divisor_count(p, count, padded_count));
+}
+
+// Element access of the forward: floats through nn_load/nn_store, or (POOL_INT_*) one integer
+// dtype per variant, kept in int64 (max, and the int64 average with C++ division).
+#if defined(POOL_INT_I8)
+#define VAL int64_t
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return int64_t(PI8(a + uint64_t(i)).v); }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) { PI8(a + uint64_t(i)).v = int8_t(v); }
+#elif defined(POOL_INT_U8)
+#define VAL int64_t
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return int64_t(PU8(a + uint64_t(i)).v); }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) { PU8(a + uint64_t(i)).v = uint8_t(v); }
+#elif defined(POOL_INT_I16)
+#define VAL int64_t
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return int64_t(PI16(a + uint64_t(i) * 2ul).v); }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) {
+  PI16(a + uint64_t(i) * 2ul).v = int16_t(v);
+}
+#elif defined(POOL_INT_I32)
+#define VAL int64_t
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return int64_t(PI32(a + uint64_t(i) * 4ul).v); }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) { PI32(a + uint64_t(i) * 4ul).v = int(v); }
+#elif defined(POOL_INT_I64)
+#define VAL int64_t
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return PI64(a + uint64_t(i) * 8ul).v; }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) { PI64(a + uint64_t(i) * 8ul).v = v; }
+#else
+#define VAL ACC
+#define POOL_FLOAT
+VAL pool_load(uint64_t a, int64_t i, uint dt) { return nn_load(a, i, dt); }
+void pool_store(uint64_t a, int64_t i, uint dt, VAL v) { nn_store(a, i, dt, v); }
+#endif
 
 #ifndef POOL_BACKWARD
 void main() {
@@ -80,21 +114,29 @@ void main() {
     for (int k = 0; k < 3; ++k) window(p, k, o[k], s[k], en[k], st[k], padded[k]);
     for (int k = 0; k < 3; ++k) b_off += o[k] * p.b_strides[k];
     if (is_max) {
-      ACC best = -ACC(NN_INF);
+#ifdef POOL_FLOAT
+      VAL best = -ACC(NN_INF);
+#else
+      VAL best = int64_t(0x8000000000000000ul);  // lowest: the first maximum wins ties
+#endif
       int64_t best_index = (s[0] * p.a_size[1] + s[1]) * p.a_size[2] + s[2];
       for (int64_t d = s[0]; d < en[0]; d += st[0]) {
         for (int64_t h = s[1]; h < en[1]; h += st[1]) {
           for (int64_t w = s[2]; w < en[2]; w += st[2]) {
-            ACC v = nn_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
-                                     w * p.a_strides[2], p.a_dtype);
+            VAL v = pool_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
+                                       w * p.a_strides[2], p.a_dtype);
+#ifdef POOL_FLOAT
             if (v > best || isnan(v)) {
+#else
+            if (v > best) {
+#endif
               best = v;
               best_index = (d * p.a_size[1] + h) * p.a_size[2] + w;
             }
           }
         }
       }
-      nn_store(p.b, b_off, p.b_dtype, best);
+      pool_store(p.b, b_off, p.b_dtype, best);
       if (p.indices != 0ul) {
         for (int k = 0; k < 3; ++k) i_off += o[k] * p.i_strides[k];
         PI64(p.indices + uint64_t(i_off) * 8ul).v = best_index;
@@ -107,16 +149,17 @@ void main() {
         count *= en[k] - s[k];
         padded_count *= p.kind == POOL_ADAPTIVE_AVG ? en[k] - s[k] : padded[k];
       }
-      ACC sum = ACC(0);
+      VAL sum = VAL(0);
       for (int64_t d = s[0]; d < en[0]; ++d) {
         for (int64_t h = s[1]; h < en[1]; ++h) {
           for (int64_t w = s[2]; w < en[2]; ++w) {
-            sum += nn_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
-                                    w * p.a_strides[2], p.a_dtype);
+            sum += pool_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
+                                      w * p.a_strides[2], p.a_dtype);
           }
         }
       }
-      nn_store(p.b, b_off, p.b_dtype, empty ? ACC(0) : sum / avg_divisor(p, count, padded_count));
+      VAL divisor = VAL(avg_divisor_count(p, count, padded_count));
+      pool_store(p.b, b_off, p.b_dtype, empty ? VAL(0) : sum / divisor);
     }
   }
 }

@@ -9,3 +9,8 @@ foreach(fp "" _f64)
   vkml_shader(NAME pool_bwd${fp} SOURCE ${_dir}/pool.comp DEFINES POOL_BACKWARD ${_fp}
               INCLUDE ${_dir})
 endforeach()
+# Integer max pools (and the int64 average) run in int64, one variant per dtype.
+foreach(dt i8 u8 i16 i32 i64)
+  string(TOUPPER ${dt} D)
+  vkml_shader(NAME pool_fwd_${dt} SOURCE ${_dir}/pool.comp DEFINES POOL_INT_${D} INCLUDE ${_dir})
+endforeach()
