@@ -28,7 +28,7 @@ CLANG_FORMAT ?= clang-format
 FORMAT_DIRS  := src include tests torch_vkml/csrc tools bench
 FORMAT_EXTS  := -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp'
 
-.PHONY: all setup build test demo bench format clean distclean device-toolchain FORCE
+.PHONY: all setup build test demo bench format clean distclean device-toolchain opinfo FORCE
 
 all: build
 
@@ -99,3 +99,7 @@ device-toolchain:
 	else bash $(SHARED)/tools/vulkan-toolchain.sh .vktc; fi
 
 FORCE:
+
+# Full OpInfo sweep: regenerates tests/torch/opinfo/status.json and docs/ops.md.
+opinfo: build
+	@$(TEST_ENV) $(PY_ENV) $(PYTHON) scripts/opinfo_sweep.py

@@ -23,6 +23,9 @@ namespace ops {
 // (stride 0) and both may be arbitrarily strided. Same device.
 void copy(Device& dev, const TensorDesc& dst, const TensorDesc& src);
 
+// Byte copy between device addresses of one device, at full device bandwidth.
+void copy_bytes(Device& dev, uint64_t dst, uint64_t src, uint64_t bytes);
+
 // Every element of dst = value converted to dst's dtype.
 void fill(Device& dev, const TensorDesc& dst, Scalar value);
 

@@ -1,5 +1,6 @@
 // Probes a physical device into DeviceCaps, the only capability record ops consult.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -32,7 +33,9 @@ std::string format_driver_version(const DeviceCaps& c) {
   std::ostringstream os;
   uint32_t v = c.driver_version;
   if (c.vendor_id == 0x10DE) {  // NVIDIA packs 10.8.8.6 bits
-    os << (v >> 22) << '.' << ((v >> 14) & 0xff) << '.' << ((v >> 6) & 0xff);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%u.%u.%02u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff);
+    os << buf;
   } else {
     os << VK_API_VERSION_MAJOR(v) << '.' << VK_API_VERSION_MINOR(v) << '.'
        << VK_API_VERSION_PATCH(v);

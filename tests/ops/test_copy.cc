@@ -171,3 +171,19 @@ TEST(ScalarBits, MatchesCastRules) {
 }
 
 }  // namespace vkml::testing
+
+namespace vkml::testing {
+
+TEST_F(CopyTest, CopyBytesVectorBulkAndTail) {
+  for (uint64_t n : {100ull, (1ull << 20) + 13, 300000ull}) {
+    for (uint64_t off : {0ull, 16ull, 3ull}) {
+      DeviceBuffer a(dev(), n + off), b(dev(), n + off);
+      auto host = random_bytes(n, static_cast<uint32_t>(n + off));
+      dev().stream().upload(host.data(), a.address + off, n);
+      ops::copy_bytes(dev(), b.address + off, a.address + off, n);
+      EXPECT_EQ(download<uint8_t>(dev(), b.address + off, n), host) << n << " " << off;
+    }
+  }
+}
+
+}  // namespace vkml::testing

@@ -54,7 +54,8 @@ class VkmlAllocator final : public c10::DeviceAllocator {
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     vkml::Device& dev = core_device(current_device());
     translate_errors([&] {
-      dev.stream().copy(reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dest), count);
+      vkml::ops::copy_bytes(dev, reinterpret_cast<uint64_t>(dest), reinterpret_cast<uint64_t>(src),
+                           count);
     });
   }
 

@@ -53,8 +53,8 @@ struct VkmlHooks final : public at::PrivateUse1HooksInterface {
     if (keep > 0 && storage.data() != nullptr) {
       vkml::Device& dev = core_device(storage.device().index());
       translate_errors([&] {
-        dev.stream().copy(reinterpret_cast<uint64_t>(storage.data()),
-                          reinterpret_cast<uint64_t>(data.get()), keep);
+        vkml::ops::copy_bytes(dev, reinterpret_cast<uint64_t>(data.get()),
+                              reinterpret_cast<uint64_t>(storage.data()), keep);
       });
     }
     const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(data));

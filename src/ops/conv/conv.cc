@@ -1,0 +1,500 @@
+// The conv family's host side: validation, algorithm choice and recording. im2col buffers live
+// in device memory and are sized per chunk of the batch (workspace_limit), then freed; the
+// stream's hazard tracking orders their reuse.
+#include "vkml/conv.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "ops/conv/conv_params.h"
+#include "vkml/errors.h"
+#include "vkml/gemm.h"
+#include "vkml/ops.h"
+
+namespace vkml::ops {
+
+namespace {
+
+constexpr uint32_t kThreads = 256;
+constexpr uint64_t kDefaultWorkspace = 256ull << 20;
+constexpr int64_t kMaxWork = (1ll << 31) - 1;
+
+// A device allocation freed when the scope ends (work recorded before stays ordered).
+struct Scratch {
+  Device& dev;
+  uint64_t address = 0;
+  Scratch(Device& d, uint64_t bytes) : dev(d), address(bytes ? d.allocate(bytes) : 0) {}
+  ~Scratch() {
+    if (address) dev.free(address);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+int64_t volume(const int64_t* s, int n) {
+  int64_t v = 1;
+  for (int i = 0; i < n; ++i) v *= s[i];
+  return v;
+}
+
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+// The accumulating dtype of GEMM outputs that col2im gathers: fp32, or f64 for f64.
+DType acc_dtype(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
+
+// The stride that walks dims [first, end) of t as one flat dim, or -1 when they do not merge.
+int64_t flat_stride(const TensorDesc& t, int first) {
+  std::vector<int64_t> sizes(t.sizes.begin() + first, t.sizes.end());
+  std::vector<int64_t> strides(t.strides.begin() + first, t.strides.end());
+  std::vector<int64_t> merged = coalesce_dims(sizes, {&strides});
+  if (merged.empty()) return 1;
+  return merged.size() == 1 ? strides[0] : -1;
+}
+
+// The batch entries [n0, n0 + nb) of t.
+TensorDesc batch_slice(const TensorDesc& t, int64_t n0, int64_t nb) {
+  TensorDesc s = t;
+  s.sizes[0] = nb;
+  s.address += static_cast<uint64_t>(n0 * t.strides[0]) * dtype_size(t.dtype);
+  return s;
+}
+
+MemRange range(const TensorDesc& t) { return {t.address, t.span_bytes()}; }
+
+TensorDesc dense(uint64_t address, DType t, std::vector<int64_t> sizes) {
+  TensorDesc d;
+  d.address = address;
+  d.dtype = t;
+  d.sizes = sizes;
+  d.strides.resize(sizes.size());
+  int64_t s = 1;
+  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+    d.strides[i] = s;
+    s *= sizes[i];
+  }
+  return d;
+}
+
+// Geometry and strides as the shaders see them (three spatial dims, leading ones of size 1).
+ConvParams base_params(const ConvDesc& c) {
+  ConvParams p{};
+  const int lead = 3 - c.spatial;
+  for (int i = 0; i < 3; ++i) {
+    p.in_size[i] = p.out_size[i] = p.kernel[i] = p.stride[i] = p.dilation[i] = 1;
+    p.pad[i] = 0;
+  }
+  for (int i = 0; i < c.spatial; ++i) {
+    p.in_size[lead + i] = static_cast<int32_t>(c.in_size[i]);
+    p.out_size[lead + i] = static_cast<int32_t>(c.out_size[i]);
+    p.kernel[lead + i] = static_cast<int32_t>(c.kernel[i]);
+    p.stride[lead + i] = static_cast<int32_t>(c.stride[i]);
+    p.pad[lead + i] = static_cast<int32_t>(c.padding[i]);
+    p.dilation[lead + i] = static_cast<int32_t>(c.dilation[i]);
+  }
+  p.in_channels = static_cast<int32_t>(c.in_channels);
+  p.out_channels = static_cast<int32_t>(c.out_channels);
+  p.multiplier = static_cast<int32_t>(c.out_channels / c.groups);
+  return p;
+}
+
+void set_strides(int64_t out[5], const TensorDesc& t, int spatial) {
+  out[0] = t.strides[0];
+  out[1] = t.strides[1];
+  for (int i = 0; i < 3; ++i) out[2 + i] = 0;
+  for (int i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = t.strides[2 + i];
+}
+
+// Dispatches one of the conv shaders: one thread per work item, or one workgroup per item.
+void launch(Device& dev, const std::string& shader, const ConvParams& p, bool group_per_item,
+            std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes) {
+  if (p.work == 0) return;
+  uint32_t spec[] = {kThreads};
+  const Pipeline& pipe = dev.pipeline(shader, spec);
+  uint64_t addr = dev.stream().params(&p, sizeof(p));
+  int64_t groups = group_per_item ? p.work : (int64_t{p.work} + kThreads - 1) / kThreads;
+  uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
+  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), {reads.begin(), reads.size()},
+                        {writes.begin(), writes.size()});
+}
+
+// Samples per chunk so that `per_sample` bytes of workspace each stay within the limit (and
+// the shaders' 32-bit work counts hold).
+int64_t chunk_size(const ConvDesc& c, uint64_t per_sample_bytes, int64_t per_sample_items) {
+  uint64_t limit = c.workspace_limit ? c.workspace_limit : kDefaultWorkspace;
+  int64_t n = per_sample_bytes ? static_cast<int64_t>(limit / per_sample_bytes) : c.batch;
+  n = std::min<int64_t>(n, kMaxWork / std::max<int64_t>(per_sample_items, 1));
+  if (per_sample_items > kMaxWork) {
+    throw NotSupported("vkml: convolution too large for one sample's im2col buffer");
+  }
+  return std::clamp<int64_t>(n, 1, std::max<int64_t>(c.batch, 1));
+}
+
+// x is a weight-like tensor (dim 0, then dims to flatten): a dense copy when dims 1.. do not
+// merge into one stride. Returns the (possibly new) descriptor; `keep` owns the copy.
+TensorDesc flattenable(Device& dev, const TensorDesc& t, int first,
+                       std::unique_ptr<Scratch>& keep) {
+  if (flat_stride(t, first) >= 0) return t;
+  keep = std::make_unique<Scratch>(dev, static_cast<uint64_t>(t.numel()) * dtype_size(t.dtype));
+  TensorDesc d = dense(keep->address, t.dtype, t.sizes);
+  copy(dev, d, t);
+  return d;
+}
+
+GemmDesc gemm_base(DType in, DType out, int64_t m, int64_t n, int64_t k, int64_t b0, int64_t b1) {
+  GemmDesc g;
+  g.m = m, g.n = n, g.k = k;
+  g.batch[0] = b0, g.batch[1] = b1;
+  g.in_dtype = in, g.out_dtype = out;
+  return g;
+}
+
+MatrixView mview(uint64_t address, int64_t row, int64_t col, int64_t b0 = 0, int64_t b1 = 0) {
+  MatrixView v;
+  v.address = address;
+  v.row_stride = row, v.col_stride = col;
+  v.batch_stride[0] = b0, v.batch_stride[1] = b1;
+  return v;
+}
+
+void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t col, int64_t nb) {
+  ConvParams p = base_params(c);
+  set_strides(p.x_strides, x_chunk, c.spatial);
+  p.x = x_chunk.address;
+  p.col = col;
+  p.batch = static_cast<int32_t>(nb);
+  const int64_t items =
+      c.in_channels * volume(c.kernel, c.spatial) * nb * volume(c.out_size, c.spatial);
+  p.work = static_cast<uint32_t>(items);
+  const uint64_t bytes = static_cast<uint64_t>(items) * dtype_size(c.dtype);
+  launch(dev, "conv_im2col_u" + std::to_string(dtype_size(c.dtype) * 8), p, false, {range(x_chunk)},
+         {{col, bytes}});
+}
+
+bool is_pointwise(const ConvDesc& c) {
+  for (int i = 0; i < c.spatial; ++i) {
+    if (c.kernel[i] != 1 || c.stride[i] != 1 || c.padding[i] != 0) return false;
+  }
+  return true;
+}
+
+void check_tensor(const TensorDesc& t, const ConvDesc& c, const char* what,
+                  std::initializer_list<int64_t> lead, const int64_t* spatial_sizes) {
+  bool ok = t.ndim() == c.spatial + 2 && t.dtype == c.dtype;
+  auto it = lead.begin();
+  for (int i = 0; ok && i < 2; ++i, ++it) ok = t.sizes[i] == *it;
+  for (int i = 0; ok && i < c.spatial; ++i) ok = t.sizes[2 + i] == spatial_sizes[i];
+  if (!ok) {
+    throw InvalidArgument(std::string("vkml: convolution ") + what + " does not match the " +
+                          "geometry: " + t.describe());
+  }
+}
+
+}  // namespace
+
+ConvAlgo choose_conv_algo(const ConvDesc& c) {
+  if (c.groups > 1 && c.in_channels == c.groups) return ConvAlgo::kDepthwise;
+  if (is_pointwise(c)) return ConvAlgo::kPointwise;
+  return ConvAlgo::kIm2colGemm;
+}
+
+void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
+  if (c.spatial < 1 || c.spatial > 3)
+    throw NotSupported("vkml: only 1-D, 2-D and 3-D convolutions");
+  if (!(c.dtype == DType::kF32 || c.dtype == DType::kF16 || c.dtype == DType::kBF16 ||
+        c.dtype == DType::kF64)) {
+    throw NotSupported("vkml: convolution of " + dt(c.dtype) + " tensors is not supported");
+  }
+  if (!caps.supports_dtype(c.dtype)) {
+    throw NotSupported("vkml: " + caps.name + " does not support " + dt(c.dtype) + " tensors");
+  }
+  if (c.groups < 1 || c.in_channels % c.groups || c.out_channels % c.groups) {
+    throw InvalidArgument("vkml: channels must be divisible by groups");
+  }
+  for (int i = 0; i < c.spatial; ++i) {
+    if (c.stride[i] < 1 || c.dilation[i] < 1 || c.padding[i] < 0 || c.kernel[i] < 1) {
+      throw InvalidArgument("vkml: convolution needs stride, dilation, kernel >= 1, padding >= 0");
+    }
+    const int64_t span = c.in_size[i] + 2 * c.padding[i] - c.dilation[i] * (c.kernel[i] - 1) - 1;
+    const int64_t expect = span < 0 ? 0 : span / c.stride[i] + 1;
+    // Fewer outputs than the geometry allows is a prefix of them: the regular convolution behind
+    // a transposed one whose output_padding reaches past its stride (it is < dilation then).
+    if (c.out_size[i] < 0 || c.out_size[i] > expect) {
+      throw InvalidArgument("vkml: convolution output size " + std::to_string(c.out_size[i]) +
+                            " does not follow from the geometry (at most " +
+                            std::to_string(expect) + ")");
+    }
+    if (c.in_size[i] > (1 << 30) || c.kernel[i] > (1 << 20)) {
+      throw NotSupported("vkml: convolution sizes beyond 32-bit indexing");
+    }
+  }
+}
+
+void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                  const TensorDesc* bias, const TensorDesc& y) {
+  validate_conv(c, dev.caps());
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  check_tensor(x, c, "input", {c.batch, c.in_channels}, c.in_size);
+  check_tensor(w, c, "weight", {c.out_channels, cig}, c.kernel);
+  check_tensor(y, c, "output", {c.batch, c.out_channels}, c.out_size);
+  if (y.numel() == 0) return;
+  const int64_t P = volume(c.out_size, c.spatial), kv = volume(c.kernel, c.spatial);
+  const ConvAlgo algo = choose_conv_algo(c);
+
+  if (algo == ConvAlgo::kDepthwise) {
+    const int64_t per_sample = c.out_channels * P;
+    const int64_t nb_max = chunk_size(c, 0, per_sample);
+    for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, c.batch - n0);
+      TensorDesc xs = batch_slice(x, n0, nb), ys = batch_slice(y, n0, nb);
+      ConvParams p = base_params(c);
+      set_strides(p.x_strides, xs, c.spatial);
+      set_strides(p.y_strides, ys, c.spatial);
+      set_strides(p.w_strides, w, c.spatial);
+      p.x = xs.address, p.y = ys.address, p.w = w.address;
+      if (bias)
+        p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
+      p.batch = static_cast<int32_t>(nb);
+      p.work = static_cast<uint32_t>(nb * per_sample);
+      MemRange b = bias ? range(*bias) : MemRange{};
+      launch(dev, "conv_dw_forward_" + dt(c.dtype), p, false, {range(xs), range(w), b},
+             {range(ys)});
+    }
+    return;
+  }
+
+  std::unique_ptr<Scratch> w_copy, y_tmp;
+  TensorDesc wf = flattenable(dev, w, 1, w_copy);
+  const int64_t w_k = flat_stride(wf, 1);
+  TensorDesc yt = y;  // y's spatial dims must merge for the GEMM; otherwise a dense temporary
+  if (flat_stride(y, 2) < 0) {
+    y_tmp = std::make_unique<Scratch>(dev, static_cast<uint64_t>(y.numel()) * dtype_size(y.dtype));
+    yt = dense(y_tmp->address, y.dtype, y.sizes);
+  }
+  const int64_t y_p = flat_stride(yt, 2);
+  MatrixView bias_view;
+  if (bias) {
+    bias_view = mview(bias->address, bias->strides[0], 0, cog * bias->strides[0], 0);
+  }
+
+  const int64_t x_p = flat_stride(x, 2);
+  if (algo == ConvAlgo::kPointwise && x_p >= 0) {
+    GemmDesc g = gemm_base(c.dtype, c.dtype, cog, P, cig, c.groups, c.batch);
+    g.a = mview(wf.address, wf.strides[0], w_k, cog * wf.strides[0], 0);
+    g.b = mview(x.address, x.strides[1], x_p, cig * x.strides[1], x.strides[0]);
+    g.c = mview(yt.address, yt.strides[1], y_p, cog * yt.strides[1], yt.strides[0]);
+    g.bias = bias_view;
+    gemm(dev, g);
+  } else {
+    const int64_t kc = cig * kv;
+    const uint64_t per_sample = static_cast<uint64_t>(c.in_channels * kv * P) * dtype_size(c.dtype);
+    const int64_t nb_max = chunk_size(c, per_sample, c.in_channels * kv * P);
+    Scratch col(dev, per_sample * static_cast<uint64_t>(nb_max));
+    for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, c.batch - n0);
+      im2col(dev, c, batch_slice(x, n0, nb), col.address, nb);
+      TensorDesc ys = batch_slice(yt, n0, nb);
+      GemmDesc g = gemm_base(c.dtype, c.dtype, cog, P, kc, c.groups, nb);
+      g.a = mview(wf.address, wf.strides[0], w_k, cog * wf.strides[0], 0);
+      g.b = mview(col.address, nb * P, 1, kc * nb * P, P);
+      g.c = mview(ys.address, ys.strides[1], y_p, cog * ys.strides[1], ys.strides[0]);
+      g.bias = bias_view;
+      gemm(dev, g);
+    }
+  }
+  if (y_tmp) copy(dev, y, yt);
+}
+
+void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
+                        const TensorDesc* bias, const TensorDesc& gx) {
+  validate_conv(c, dev.caps());
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  check_tensor(gy, c, "output gradient", {c.batch, c.out_channels}, c.out_size);
+  check_tensor(w, c, "weight", {c.out_channels, cig}, c.kernel);
+  check_tensor(gx, c, "input gradient", {c.batch, c.in_channels}, c.in_size);
+  if (gx.numel() == 0) return;
+  const int64_t P = volume(c.out_size, c.spatial), V = volume(c.in_size, c.spatial);
+  const int64_t kv = volume(c.kernel, c.spatial);
+  const ConvAlgo algo = choose_conv_algo(c);
+  MemRange bias_range = bias ? range(*bias) : MemRange{};
+
+  if (algo == ConvAlgo::kDepthwise) {
+    const int64_t per_sample = c.in_channels * V;
+    const int64_t nb_max = chunk_size(c, 0, per_sample);
+    for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, c.batch - n0);
+      TensorDesc ys = batch_slice(gy, n0, nb), xs = batch_slice(gx, n0, nb);
+      ConvParams p = base_params(c);
+      set_strides(p.x_strides, xs, c.spatial);
+      set_strides(p.y_strides, ys, c.spatial);
+      set_strides(p.w_strides, w, c.spatial);
+      p.x = xs.address, p.y = ys.address, p.w = w.address;
+      p.batch = static_cast<int32_t>(nb);
+      p.work = static_cast<uint32_t>(nb * per_sample);
+      launch(dev, "conv_dw_backward_data_" + dt(c.dtype), p, false, {range(ys), range(w)},
+             {range(xs)});
+    }
+    // A depthwise transposed convolution's bias: one more pass through a 1x1 identity is not
+    // worth a shader; add it with a k = 0 GEMM (C = C_in + bias) per sample.
+    if (bias) {
+      const int64_t gx_p = flat_stride(gx, 2);
+      if (gx_p < 0)
+        throw NotSupported(
+            "vkml: depthwise transposed convolution with bias needs "
+            "an output whose spatial dims merge");
+      GemmDesc g = gemm_base(c.dtype, c.dtype, c.in_channels, V, 0, c.batch, 1);
+      g.c = mview(gx.address, gx.strides[1], gx_p, gx.strides[0], 0);
+      g.c_in = g.c;
+      g.beta = 1.0;
+      g.bias = mview(bias->address, bias->strides[0], 0);
+      gemm(dev, g);
+    }
+    return;
+  }
+
+  std::unique_ptr<Scratch> w_copy, gy_copy, gx_tmp;
+  TensorDesc wf = flattenable(dev, w, 1, w_copy);
+  const int64_t w_k = flat_stride(wf, 1);
+  TensorDesc g_y = flattenable(dev, gy, 2, gy_copy);  // B operand: spatial must merge
+  const int64_t gy_p = flat_stride(g_y, 2);
+
+  if (algo == ConvAlgo::kPointwise && flat_stride(gx, 2) >= 0) {
+    const int64_t gx_p = flat_stride(gx, 2);
+    GemmDesc g = gemm_base(c.dtype, c.dtype, cig, P, cog, c.groups, c.batch);
+    g.a = mview(wf.address, w_k, wf.strides[0], cog * wf.strides[0], 0);  // W_g^T
+    g.b = mview(g_y.address, g_y.strides[1], gy_p, cog * g_y.strides[1], g_y.strides[0]);
+    g.c = mview(gx.address, gx.strides[1], gx_p, cig * gx.strides[1], gx.strides[0]);
+    if (bias) g.bias = mview(bias->address, bias->strides[0], 0, cig * bias->strides[0], 0);
+    gemm(dev, g);
+    return;
+  }
+
+  const DType acc = acc_dtype(c.dtype);
+  const int64_t kc = cig * kv;
+  const uint64_t per_sample = static_cast<uint64_t>(c.in_channels * kv * P) * dtype_size(acc);
+  const int64_t items = std::max(c.in_channels * kv * P, c.in_channels * V);
+  const int64_t nb_max = chunk_size(c, per_sample, items);
+  Scratch col(dev, per_sample * static_cast<uint64_t>(nb_max));
+  for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
+    const int64_t nb = std::min(nb_max, c.batch - n0);
+    TensorDesc ys = batch_slice(g_y, n0, nb), xs = batch_slice(gx, n0, nb);
+    GemmDesc g = gemm_base(c.dtype, acc, kc, P, cog, c.groups, nb);
+    g.a = mview(wf.address, w_k, wf.strides[0], cog * wf.strides[0], 0);  // W_g^T
+    g.b = mview(ys.address, ys.strides[1], gy_p, cog * ys.strides[1], ys.strides[0]);
+    g.c = mview(col.address, nb * P, 1, kc * nb * P, P);
+    gemm(dev, g);
+    ConvParams p = base_params(c);
+    set_strides(p.x_strides, xs, c.spatial);
+    p.x = xs.address, p.col = col.address;
+    if (bias)
+      p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
+    p.batch = static_cast<int32_t>(nb);
+    p.work = static_cast<uint32_t>(nb * c.in_channels * V);
+    const uint64_t col_bytes = static_cast<uint64_t>(c.in_channels * kv * nb * P) * dtype_size(acc);
+    launch(dev, "conv_col2im_" + dt(c.dtype), p, false, {{col.address, col_bytes}, bias_range},
+           {range(xs)});
+  }
+}
+
+void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
+                          const TensorDesc& gw) {
+  validate_conv(c, dev.caps());
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  check_tensor(x, c, "input", {c.batch, c.in_channels}, c.in_size);
+  check_tensor(gy, c, "output gradient", {c.batch, c.out_channels}, c.out_size);
+  check_tensor(gw, c, "weight gradient", {c.out_channels, cig}, c.kernel);
+  if (gw.numel() == 0) return;
+  const int64_t P = volume(c.out_size, c.spatial), kv = volume(c.kernel, c.spatial);
+  if (c.batch == 0 || P == 0) {
+    fill(dev, gw, Scalar::from_double(0.0));
+    return;
+  }
+
+  if (choose_conv_algo(c) == ConvAlgo::kDepthwise) {
+    ConvParams p = base_params(c);
+    set_strides(p.x_strides, x, c.spatial);
+    set_strides(p.y_strides, gy, c.spatial);
+    set_strides(p.w_strides, gw, c.spatial);
+    p.x = x.address, p.y = gy.address, p.w = gw.address;
+    p.batch = static_cast<int32_t>(c.batch);
+    p.work = static_cast<uint32_t>(c.out_channels * kv);
+    launch(dev, "conv_dw_backward_weight_" + dt(c.dtype), p, true, {range(x), range(gy)},
+           {range(gw)});
+    return;
+  }
+
+  const int64_t kc = cig * kv;
+  const uint64_t es = dtype_size(c.dtype);
+  // Per sample: the im2col columns plus gy re-laid as [C_out][batch][P] (the GEMM's K).
+  const uint64_t per_sample = static_cast<uint64_t>((c.in_channels * kv + c.out_channels) * P) * es;
+  const int64_t nb_max =
+      chunk_size(c, per_sample, std::max(c.in_channels * kv, c.out_channels) * P);
+  const int64_t chunks = (c.batch + nb_max - 1) / nb_max;
+  Scratch col(dev, static_cast<uint64_t>(c.in_channels * kv * P * nb_max) * es);
+  Scratch gyt(dev, static_cast<uint64_t>(c.out_channels * P * nb_max) * es);
+  // Several chunks of half-precision partial sums accumulate in fp32, rounded once at the end.
+  const bool widen = chunks > 1 && acc_dtype(c.dtype) != c.dtype;
+  std::unique_ptr<Scratch> acc_buf, gw_tmp;
+  TensorDesc target = gw;
+  if (widen) {
+    acc_buf = std::make_unique<Scratch>(dev, static_cast<uint64_t>(gw.numel()) * 4);
+    target = dense(acc_buf->address, DType::kF32, gw.sizes);
+  } else if (flat_stride(gw, 1) < 0) {
+    gw_tmp = std::make_unique<Scratch>(dev, static_cast<uint64_t>(gw.numel()) * es);
+    target = dense(gw_tmp->address, gw.dtype, gw.sizes);
+  }
+  const int64_t t_k = flat_stride(target, 1);
+  for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
+    const int64_t nb = std::min(nb_max, c.batch - n0);
+    im2col(dev, c, batch_slice(x, n0, nb), col.address, nb);
+    // gyt[oc][n][p] = gy[n0 + n, oc, p]
+    TensorDesc src = batch_slice(gy, n0, nb);
+    TensorDesc dst = dense(gyt.address, c.dtype, src.sizes);
+    dst.strides[0] = P;
+    dst.strides[1] = nb * P;
+    copy(dev, dst, src);
+    GemmDesc g = gemm_base(c.dtype, target.dtype, cog, kc, nb * P, c.groups, 1);
+    g.a = mview(gyt.address, nb * P, 1, cog * nb * P, 0);
+    g.b = mview(col.address, 1, nb * P, kc * nb * P, 0);  // col^T
+    g.c = mview(target.address, target.strides[0], t_k, cog * target.strides[0], 0);
+    if (n0 > 0) {
+      g.c_in = g.c;
+      g.beta = 1.0;
+    }
+    gemm(dev, g);
+  }
+  if (widen || gw_tmp) copy(dev, gw, target);
+}
+
+void conv_backward_bias(Device& dev, const TensorDesc& gy, const TensorDesc& gb) {
+  const int spatial = gy.ndim() - 2;
+  if (spatial < 0 || spatial > 3) throw NotSupported("vkml: bias gradient of 2-5 dim tensors only");
+  if (gb.ndim() != 1 || gb.sizes[0] != gy.sizes[1] || gb.dtype != gy.dtype) {
+    throw InvalidArgument("vkml: bias gradient shape " + gb.describe() + " for " + gy.describe());
+  }
+  ConvDesc c;
+  c.spatial = std::max(spatial, 1);
+  c.dtype = gy.dtype;
+  if (!dev.caps().supports_dtype(c.dtype) || !dtype_is_float(c.dtype)) {
+    throw NotSupported("vkml: bias gradient of " + dt(c.dtype) + " tensors is not supported");
+  }
+  if (gb.numel() == 0) return;
+  for (int i = 0; i < spatial; ++i) c.out_size[i] = gy.sizes[2 + i];
+  ConvParams p = base_params(c);
+  TensorDesc g = gy;
+  if (spatial == 0) g.sizes.push_back(1), g.strides.push_back(0);
+  set_strides(p.y_strides, g, c.spatial);
+  p.y = gy.address;
+  p.bias = gb.address;
+  p.bias_stride = gb.strides[0];
+  if (gy.sizes[0] > kMaxWork) throw NotSupported("vkml: bias gradient batch too large");
+  p.batch = static_cast<int32_t>(gy.sizes[0]);
+  p.work = static_cast<uint32_t>(gy.sizes[1]);
+  if (gy.numel() == 0) {
+    fill(dev, gb, Scalar::from_double(0.0));
+    return;
+  }
+  launch(dev, "conv_bias_grad_" + dt(c.dtype), p, true, {range(gy)}, {range(gb)});
+}
+
+}  // namespace vkml::ops

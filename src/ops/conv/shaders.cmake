@@ -1,0 +1,23 @@
+# Shader variants of the conv family (see cmake/Shaders.cmake).
+set(_dir ${CMAKE_CURRENT_LIST_DIR})
+foreach(bits 16 32 64)
+  vkml_shader(NAME conv_im2col_u${bits} SOURCE ${_dir}/conv_im2col.comp
+              DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
+endforeach()
+foreach(dt f32 f16 bf16 f64)
+  string(TOUPPER ${dt} D)
+  set(_defs DT_${D})
+  if(dt STREQUAL f64)
+    list(APPEND _defs VKML_USE_FP64)
+  endif()
+  # col2im reads the fp32 (f64) GEMM output and stores the tensor's dtype.
+  vkml_shader(NAME conv_col2im_${dt} SOURCE ${_dir}/conv_col2im.comp
+              DEFINES ${_defs} INCLUDE ${_dir})
+  vkml_shader(NAME conv_bias_grad_${dt} SOURCE ${_dir}/conv_bias_grad.comp
+              DEFINES ${_defs} INCLUDE ${_dir})
+  foreach(pass forward backward_data backward_weight)
+    string(TOUPPER ${pass} PASS)
+    vkml_shader(NAME conv_dw_${pass}_${dt} SOURCE ${_dir}/conv_depthwise.comp
+                DEFINES ${_defs} DW_${PASS} INCLUDE ${_dir})
+  endforeach()
+endforeach()

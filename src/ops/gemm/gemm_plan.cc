@@ -1,0 +1,185 @@
+// Variant choice for the gemm family: a pure function of the descriptor, DeviceCaps and the set
+// of shaders compiled into this build (tested without a GPU in tests/ops/test_gemm.cc).
+#include <algorithm>
+#include <string>
+
+#include "vkml/gemm.h"
+
+namespace vkml::ops {
+
+namespace {
+
+// The same product with the roles of rows and columns swapped: C^T = B^T A^T.
+GemmDesc transpose_problem(const GemmDesc& d) {
+  GemmDesc t = d;
+  t.m = d.n;
+  t.n = d.m;
+  t.a = d.b.transposed();
+  t.b = d.a.transposed();
+  t.c = d.c.transposed();
+  t.c_in = d.c_in.transposed();
+  t.bias = d.bias.transposed();
+  return t;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct TileConfig {
+  uint32_t bm, bn, bk, tm, tn;
+  uint32_t threads() const { return (bm / tm) * (bn / tn); }
+  // Two buffers of the A and B tiles, each with one padding column (the shader's worst case).
+  uint32_t shared_bytes(size_t acc_size) const {
+    return static_cast<uint32_t>(2 * bk * ((bm + 1) + (bn + 1)) * acc_size);
+  }
+};
+
+// Largest first. The 16-deep 128x128 tile needs more than lavapipe's 32 KiB of shared memory.
+constexpr TileConfig kTiles[] = {
+    {128, 128, 16, 8, 8}, {128, 128, 8, 8, 8},
+    {64, 64, 16, 4, 4},   {64, 64, 8, 4, 4},  // f64 within 32 KiB
+    {32, 32, 16, 2, 2},
+};
+
+std::string dtype_pair(const GemmDesc& d) {
+  return std::string(dtype_name(d.in_dtype)) + "_" + std::string(dtype_name(d.out_dtype));
+}
+
+uint32_t pow2_floor(int64_t v) {
+  uint32_t p = 1;
+  while (static_cast<int64_t>(p) * 2 <= v && p < (1u << 30)) p *= 2;
+  return p;
+}
+
+GemmPlan gemv_plan(const GemmDesc& d) {
+  GemmPlan plan;
+  plan.kernel = GemmKernel::kGemv;
+  plan.shader = "gemm_gemv_" + dtype_pair(d);
+  plan.problem = d;
+  const uint32_t threads = 256;
+  // Column-major A with many rows: consecutive threads take consecutive rows (coalesced).
+  bool row_fast = d.a.row_stride == 1 && d.a.col_stride != 1 && d.m >= 64;
+  uint32_t lanes;
+  if (row_fast) {
+    lanes = 4;
+  } else {
+    // Enough lanes to keep every thread busy for ~16 steps of k; rows fill the rest.
+    lanes = std::clamp<uint32_t>(pow2_floor(std::max<int64_t>(d.k / 16, 1)), 8, threads);
+    // With few rows, the spare threads go to k.
+    int64_t rows = std::clamp<int64_t>(d.m, 1, threads);
+    uint32_t rows_pow2 = pow2_floor(rows) < rows ? pow2_floor(rows) * 2 : pow2_floor(rows);
+    lanes = std::max(lanes, threads / rows_pow2);
+  }
+  plan.spec = {threads, lanes, row_fast ? 1u : 0u};
+  plan.tile_m = threads / lanes;
+  plan.tile_n = 1;
+  plan.shared_bytes = threads * static_cast<uint32_t>(d.out_dtype == DType::kF64 ? 8 : 4);
+  return plan;
+}
+
+// Cuts K into slices when the output alone has too few blocks to occupy the device.
+void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
+  const GemmDesc& d = plan.problem;
+  const int64_t batches = d.batch[0] * d.batch[1];
+  const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
+  const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  if (blocks >= target || d.k < 1024) return;
+  int64_t splits = std::min<int64_t>({target / blocks, d.k / 512, 32});
+  const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
+  while (splits > 1 && splits * batches * d.m * d.n * acc_size > (256ll << 20)) splits /= 2;
+  if (splits < 2) return;
+  plan.k_chunk = ceil_div(ceil_div(d.k, splits), 32) * 32;  // whole K tiles of every kernel
+  plan.split_k = static_cast<uint32_t>(ceil_div(d.k, plan.k_chunk));
+  if (plan.split_k < 2) plan.split_k = 1, plan.k_chunk = 0;
+}
+
+bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
+  if (!caps.coopmat) return false;
+  if (in == DType::kBF16 && !caps.coopmat_bf16) return false;
+  for (const CoopMatShape& s : caps.coopmat_shapes) {
+    if (s.m == 16 && s.n == 16 && s.k == 16 && s.a == in && s.b == in && s.c == DType::kF32 &&
+        s.result == DType::kF32) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
+                          const std::function<bool(const std::string&)>& shader_exists) {
+  GemmDesc d = desc;
+  bool transposed = false;
+  // Matrix-vector shapes: make N the 1-wide side.
+  if (d.n != 1 && d.m == 1) {
+    d = transpose_problem(d);
+    transposed = true;
+  }
+  if (d.n == 1) {
+    GemmPlan plan = gemv_plan(d);
+    plan.transposed = transposed;
+    return plan;
+  }
+  // Column-major C: solve the transposed problem so that C stores coalesce along rows.
+  if (d.c.col_stride != 1 && d.c.row_stride == 1) {
+    d = transpose_problem(d);
+    transposed = true;
+  }
+
+  const bool half_in = d.in_dtype == DType::kF16 || d.in_dtype == DType::kBF16;
+  const std::string coop_shader = "gemm_coopmat_" + dtype_pair(d);
+  const uint32_t sg = caps.subgroup_size;
+  if (half_in && coopmat_shape_ok(caps, d.in_dtype) && shader_exists(coop_shader) &&
+      (sg == 16 || sg == 32 || sg == 64) && d.m >= 16 && d.n >= 16 && d.k >= 16) {
+    // Big tiles: 128x128 over 8 subgroups in a 2x4 grid, each owning 4x2 blocks of 16x16.
+    // Small tiles: 64x64 over 4 subgroups in a 2x2 grid, each owning 2x2 blocks.
+    const bool big = ceil_div(d.m, 128) * ceil_div(d.n, 128) * d.batch[0] * d.batch[1] >= 64;
+    const uint32_t bm = big ? 128 : 64, bn = bm, bk = 32;
+    const uint32_t subgroups = big ? 8 : 4, wm = big ? 4 : 2, wn = 2;
+    const uint32_t pad = 8;  // halves of padding per shared row: spreads banks, keeps 16B alignment
+    uint32_t shared = (bm * (bk + pad) + bk * (bn + pad)) * 2 + subgroups * 16 * 16 * 4;
+    if (shared <= caps.max_shared_memory && subgroups * sg <= caps.max_workgroup_invocations) {
+      GemmPlan plan;
+      plan.kernel = GemmKernel::kCoopMat;
+      plan.shader = coop_shader;
+      plan.spec = {subgroups * sg, bm, bn, bk, wm, wn, subgroups};
+      plan.tile_m = bm;
+      plan.tile_n = bn;
+      plan.shared_bytes = shared;
+      plan.problem = d;
+      plan.transposed = transposed;
+      maybe_split_k(plan, caps);
+      return plan;
+    }
+  }
+
+  const size_t acc_size = d.in_dtype == DType::kF64 ? 8 : 4;
+  const int64_t batches = d.batch[0] * d.batch[1];
+  // Blocks wanted before a bigger tile pays: a CPU has few cores, a GPU many multiprocessors.
+  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const TileConfig* chosen = nullptr;
+  for (const TileConfig& t : kTiles) {
+    if (t.shared_bytes(acc_size) > caps.max_shared_memory) continue;
+    if (t.threads() > caps.max_workgroup_invocations) continue;
+    chosen = &t;  // the smallest fitting one stays as the fallback
+    int64_t blocks = ceil_div(d.m, t.bm) * ceil_div(d.n, t.bn) * batches;
+    if (blocks >= min_blocks) break;
+  }
+  if (!chosen) chosen = &kTiles[std::size(kTiles) - 1];
+  GemmPlan plan;
+  plan.kernel = GemmKernel::kTiled;
+  plan.shader = "gemm_tiled_" + dtype_pair(d);
+  const uint32_t a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1 ? 1u : 0u;
+  const uint32_t b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1 ? 1u : 0u;
+  plan.spec = {chosen->threads(), chosen->bm, chosen->bn, chosen->bk,
+               chosen->tm,        chosen->tn, a_k_fast,   b_n_fast};
+  plan.tile_m = chosen->bm;
+  plan.tile_n = chosen->bn;
+  plan.shared_bytes = chosen->shared_bytes(acc_size);
+  plan.problem = d;
+  plan.transposed = transposed;
+  maybe_split_k(plan, caps);
+  return plan;
+}
+
+}  // namespace vkml::ops

@@ -1,0 +1,263 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Gather, scatter and indexed reductions over strided tensors (see index_params.h).
+// Variants: DST_* names the dtype of data and values. Copies move raw bits; reductions compute
+// in VAL (float for 16-bit floats, like PyTorch's opmath) and round once per update.
+#include "vkml_common.glsl"
+#include "index_params.h"
+
+layout(local_size_x_id = 0) in;
+layout(push_constant) uniform Push { IndexParams p; } pc;
+
+#if defined(DST_F32)
+#define VAL float
+#define KIND_FLOAT
+#define ELEM_BYTES 4
+VAL load_val(uint64_t a) { return PF32(a).v; }
+VAL bits_val(uint64_t b) { return uintBitsToFloat(uint(b)); }
+#elif defined(DST_F16)
+#define VAL float
+#define KIND_FLOAT
+#define ELEM_BYTES 2
+VAL load_val(uint64_t a) { return float(PF16(a).v); }
+VAL bits_val(uint64_t b) { return unpackHalf2x16(uint(b)).x; }
+#elif defined(DST_BF16)
+#define VAL float
+#define KIND_FLOAT
+#define ELEM_BYTES 2
+VAL load_val(uint64_t a) { return bf16_to_float(PU16(a).v); }
+VAL bits_val(uint64_t b) { return bf16_to_float(uint16_t(b)); }
+#elif defined(DST_F64)
+#define VAL double
+#define KIND_FLOAT
+#define ELEM_BYTES 8
+VAL load_val(uint64_t a) { return PF64(a).v; }
+VAL bits_val(uint64_t b) { return uint64BitsToDouble(b); }
+#else
+#define VAL int64_t
+#define SRC_KIND_INT
+#if defined(DST_I8)
+#define ELEM_BYTES 1
+VAL load_val(uint64_t a) { return int64_t(PI8(a).v); }
+VAL bits_val(uint64_t b) { return int64_t(int8_t(uint8_t(b))); }
+#elif defined(DST_U8)
+#define ELEM_BYTES 1
+VAL load_val(uint64_t a) { return int64_t(PU8(a).v); }
+VAL bits_val(uint64_t b) { return int64_t(uint8_t(b)); }
+#elif defined(DST_BOOL)
+#define ELEM_BYTES 1
+VAL load_val(uint64_t a) { return PU8(a).v != uint8_t(0) ? 1l : 0l; }
+VAL bits_val(uint64_t b) { return (b & 0xFFul) != 0ul ? 1l : 0l; }
+#elif defined(DST_I16)
+#define ELEM_BYTES 2
+VAL load_val(uint64_t a) { return int64_t(PI16(a).v); }
+VAL bits_val(uint64_t b) { return int64_t(int16_t(uint16_t(b))); }
+#elif defined(DST_I32)
+#define ELEM_BYTES 4
+VAL load_val(uint64_t a) { return int64_t(PI32(a).v); }
+VAL bits_val(uint64_t b) { return int64_t(int32_t(uint(b))); }
+#else
+#define ELEM_BYTES 8
+VAL load_val(uint64_t a) { return PI64(a).v; }
+VAL bits_val(uint64_t b) { return int64_t(b); }
+#endif
+#endif
+#include "store_cast.glsl"
+
+// Raw element moves: copies never round or canonicalise NaNs.
+void copy_raw(uint64_t dst, uint64_t src) {
+#if ELEM_BYTES == 1
+  PU8(dst).v = PU8(src).v;
+#elif ELEM_BYTES == 2
+  PU16(dst).v = PU16(src).v;
+#elif ELEM_BYTES == 4
+  PU32(dst).v = PU32(src).v;
+#else
+  PU64(dst).v = PU64(src).v;
+#endif
+}
+
+void store_bits(uint64_t dst, uint64_t bits) {
+#if ELEM_BYTES == 1
+  PU8(dst).v = uint8_t(bits);
+#elif ELEM_BYTES == 2
+  PU16(dst).v = uint16_t(bits);
+#elif ELEM_BYTES == 4
+  PU32(dst).v = uint(bits);
+#else
+  PU64(dst).v = bits;
+#endif
+}
+
+// The value an element holds after store_dst(v): owner mode keeps sums in registers.
+#if defined(DST_F16)
+VAL round_val(VAL v) { return float(float16_t(v)); }
+#elif defined(DST_BF16)
+VAL round_val(VAL v) { return bf16_to_float(float_to_bf16(v)); }
+#elif defined(DST_I8)
+VAL round_val(VAL v) { return int64_t(int8_t(v)); }
+#elif defined(DST_U8)
+VAL round_val(VAL v) { return int64_t(uint8_t(v)); }
+#elif defined(DST_I16)
+VAL round_val(VAL v) { return int64_t(int16_t(v)); }
+#elif defined(DST_I32)
+VAL round_val(VAL v) { return int64_t(int32_t(v)); }
+#elif defined(DST_BOOL)
+VAL round_val(VAL v) { return v != 0 ? 1l : 0l; }
+#else
+VAL round_val(VAL v) { return v; }
+#endif
+
+#ifdef KIND_FLOAT
+bool is_nan(VAL v) { return isnan(v); }
+#else
+bool is_nan(VAL v) { return false; }
+#endif
+
+VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
+  if (mode == VKML_INDEX_SUM) return cur + alpha * v;
+  if (mode == VKML_INDEX_DIV) {
+    if (v == VAL(0)) return cur;
+#if defined(SRC_KIND_INT)
+    VAL q = cur / v;
+    // floor, as div_(rounding_mode='floor')
+    return (q * v != cur && ((cur < 0) != (v < 0))) ? q - 1 : q;
+#else
+    return cur / v;
+#endif
+  }
+  if (mode == VKML_INDEX_PROD) return cur * v;
+  // max/min as std::max/std::min with NaN from either side propagating (PyTorch's scatter).
+  if (is_nan(cur)) return cur;
+  if (is_nan(v)) return v;
+  if (mode == VKML_INDEX_MAX) return v > cur ? v : cur;
+  return v < cur ? v : cur;
+}
+
+void report_bad_index(uint k, int64_t value) {
+  uint64_t rec = pc.p.error_flag;
+  if (rec == 0ul) return;
+  if (atomicCompSwap(PU32(rec).v, 0u, 1u) == 0u) {
+    PU32(rec + 4ul).v = k;
+    PI64(rec + 8ul).v = value;
+  }
+}
+
+int64_t load_index(uint k, int64_t off) {
+  uint64_t a = pc.p.index_addr[k];
+  if ((pc.p.index_i32_mask & (1u << k)) != 0u) return int64_t(PI32(a + uint64_t(off) * 4ul).v);
+  return PI64(a + uint64_t(off) * 8ul).v;
+}
+
+// Data offset of index value idx of operand k: idx * stride, or a flat position's offset.
+int64_t scaled_index(uint k, int64_t idx) {
+  if (k != 0u || pc.p.flat_ndim == 0u) return idx * pc.p.index_stride[k];
+  int64_t off = 0, rem = idx;
+  for (int d = int(pc.p.flat_ndim) - 1; d >= 0; --d) {
+    off += (rem % pc.p.flat_sizes[d]) * pc.p.flat_strides[d];
+    rem /= pc.p.flat_sizes[d];
+  }
+  return off;
+}
+
+// Element offsets of parallel position i (dims [0, npar)) and serial position s (the rest).
+void walk(int64_t pos, int lo, int hi, inout int64_t doff, inout int64_t voff,
+          inout int64_t ioff[VKML_INDEX_MAX_INDICES], uint nidx) {
+  int64_t rem = pos;
+  for (int d = hi - 1; d >= lo; --d) {
+    int64_t c = rem % pc.p.sizes[d];
+    rem /= pc.p.sizes[d];
+    doff += c * pc.p.data_strides[d];
+    voff += c * pc.p.value_strides[d];
+    for (uint k = 0u; k < nidx; ++k) ioff[k] += c * pc.p.index_strides[k * VKML_INDEX_MAX_DIMS + d];
+  }
+}
+
+void main() {
+  const uint nd = pc.p.ndim, npar = pc.p.nparallel, nidx = pc.p.nindex, mode = pc.p.mode;
+  const uint flags = pc.p.flags;
+  const bool allow_negative = (flags & VKML_INDEX_ALLOW_NEGATIVE) != 0u;
+  const bool value_scalar = (flags & VKML_INDEX_VALUE_SCALAR) != 0u;
+  const bool owner_mode = (flags & VKML_INDEX_OWNER) != 0u;
+  const int64_t serial = pc.p.numel_serial, owners = pc.p.owners;
+#if defined(SRC_KIND_INT)
+  const VAL alpha0 = pc.p.alpha_i;
+#else
+  const VAL alpha0 = VAL(pc.p.alpha_f);
+#endif
+  const int64_t total = pc.p.numel_parallel * owners;
+  for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {
+    int64_t dbase = 0, vbase = 0;
+    int64_t ibase[VKML_INDEX_MAX_INDICES];
+    for (uint k = 0u; k < nidx; ++k) ibase[k] = 0;
+    walk(t / owners, 0, int(npar), dbase, vbase, ibase, nidx);
+    // Owner mode: the index values this thread owns (digits of t % owners over the limits).
+    int64_t own[VKML_INDEX_MAX_INDICES];
+    int64_t dest = dbase;
+    if (owner_mode) {
+      int64_t rem = t % owners;
+      for (int k = int(nidx) - 1; k >= 0; --k) {
+        own[k] = rem % pc.p.index_limit[k];
+        rem /= pc.p.index_limit[k];
+        dest += scaled_index(k, own[k]);
+      }
+    }
+    bool touched = false;
+    VAL acc = VAL(0);
+    // Serial part: one thread visits these positions in order (deterministic accumulation).
+    for (int64_t s = 0; s < serial; ++s) {
+      int64_t doff = dbase, voff = vbase;
+      int64_t ioff[VKML_INDEX_MAX_INDICES];
+      for (uint k = 0u; k < nidx; ++k) ioff[k] = ibase[k];
+      walk(s, int(npar), int(nd), doff, voff, ioff, nidx);
+      bool ok = true, mine = true;
+      int64_t first = 0;
+      for (uint k = 0u; k < nidx && ok; ++k) {
+        int64_t raw = load_index(k, ioff[k]);
+        int64_t lim = pc.p.index_limit[k];
+        int64_t idx = (allow_negative && raw < 0) ? raw + lim : raw;
+        if (idx < 0 || idx >= lim) {
+          report_bad_index(k, raw);
+          ok = false;
+        }
+        if (k == 0u) first = idx;
+        if (owner_mode && idx != own[k]) mine = false;
+        doff += scaled_index(k, idx);
+      }
+      uint64_t vaddr = pc.p.values + uint64_t(voff * ELEM_BYTES);
+      if (!ok) {
+        // The address above was never dereferenced; a gather leaves zero behind.
+        if (mode == VKML_INDEX_GATHER) store_bits(vaddr, 0ul);
+        continue;
+      }
+      if (!mine) continue;
+      if ((flags & VKML_INDEX_SKIP) != 0u && first == pc.p.skip_index) continue;
+      uint64_t daddr = pc.p.data + uint64_t(doff * ELEM_BYTES);
+      if (mode == VKML_INDEX_GATHER) {
+        copy_raw(vaddr, daddr);
+      } else if (mode == VKML_INDEX_ASSIGN) {
+        if (value_scalar) {
+          store_bits(daddr, pc.p.value_bits);
+        } else {
+          copy_raw(daddr, vaddr);
+        }
+      } else {
+        VAL v = value_scalar ? bits_val(pc.p.value_bits) : load_val(vaddr);
+        VAL alpha = alpha0;
+        if ((flags & VKML_INDEX_SCALE_BY_COUNT) != 0u) {
+          int64_t n = PI64(pc.p.counts + uint64_t(first) * 8ul).v;
+          alpha = VAL(1) / VAL(n);  // floats only: the bridge rejects integer gradients
+        }
+        if (owner_mode) {
+          // Fold in a register, rounding to the dtype after every update like the plain path.
+          if (!touched) acc = load_val(daddr);
+          touched = true;
+          acc = round_val(combine(mode, acc, v, alpha));
+        } else {
+          store_dst(daddr, combine(mode, load_val(daddr), v, alpha));
+        }
+      }
+    }
+    if (touched) store_dst(pc.p.data + uint64_t(dest * ELEM_BYTES), acc);
+  }
+}

@@ -1,0 +1,341 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Strided reduction over a set of dims. Each output is reduced by a group of RY threads of one
+// workgroup (RY = 1: one thread per output), which meet in a shared-memory tree; long reductions
+// are split over several workgroups (stage PARTIAL) whose accumulator states a FINAL pass combines.
+// Variants: the accumulator type (ACC_F32 / ACC_F64 / ACC_I64); op and dtypes are specialization
+// constants.
+#include "vkml_common.glsl"
+#include "reduce_params.h"
+
+#if defined(ACC_F64)
+#define V double
+#define V_DOUBLE
+#elif defined(ACC_I64)
+#define V int64_t
+#define V_INT
+#else
+#define V float
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OP = 0;
+layout(constant_id = 2) const uint IN_DT = 0;   // dtype of src
+layout(constant_id = 3) const uint CMP_DT = 0;  // dtype src is cast to before accumulating
+layout(constant_id = 4) const uint OUT0_DT = 0;
+layout(constant_id = 5) const uint OUT1_DT = 0;
+layout(constant_id = 6) const bool IDX64 = false;  // some extent does not fit in 31 bits
+
+layout(push_constant) uniform Push { ReduceParams p; } pc;
+
+#include "reduce_io.glsl"
+#include "reduce_math.glsl"
+
+// a, b: values (sum, extreme, mean, max of log-sum-exp); n: count or index (-1: no element yet).
+struct State {
+  V a;
+  V b;
+  int64_t n;
+};
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer PState { State s; };
+#define STATE_BYTES (2 * 8 + 8)
+#ifndef V_DOUBLE
+#ifndef V_INT
+#undef STATE_BYTES
+#define STATE_BYTES (2 * 4 + 8)
+#endif
+#endif
+
+const bool kArg = OP == VKML_RED_ARGMAX || OP == VKML_RED_ARGMIN;
+// Norm order, copied from the parameters once per thread (read per element).
+uint g_norm_kind;
+V g_p, g_correction;
+const bool kWelford = OP == VKML_RED_VAR || OP == VKML_RED_STD;
+
+State init_state() {
+  State s;
+  s.a = V(0);
+  s.b = V(0);
+  s.n = 0;
+  if (OP == VKML_RED_PROD || OP == VKML_RED_ALL) s.a = V(1);
+  if (kArg) s.n = -1;
+#ifndef V_INT
+  if (OP == VKML_RED_LOGSUMEXP) s.a = -v_pos_inf();
+#endif
+  return s;
+}
+
+// True when x beats y for max (want_max) or min; NaN beats everything.
+bool beats(V x, V y, bool want_max) {
+  if (is_nan(x)) return !is_nan(y);
+  return want_max ? x > y : x < y;
+}
+
+// Combines two states; for index ops, t may also be a single element (t.n = its index).
+State combine(State s, State t) {
+  if (OP == VKML_RED_SUM || OP == VKML_RED_NANSUM || OP == VKML_RED_MEAN) {
+    s.a += t.a;
+  } else if (OP == VKML_RED_PROD) {
+    s.a *= t.a;
+  } else if (OP == VKML_RED_ALL) {
+    s.a = (s.a != V(0) && t.a != V(0)) ? V(1) : V(0);
+  } else if (OP == VKML_RED_ANY) {
+    s.a = (s.a != V(0) || t.a != V(0)) ? V(1) : V(0);
+  } else if (OP == VKML_RED_COUNT_NONZERO) {
+    s.n += t.n;
+  } else if (OP == VKML_RED_MAX || OP == VKML_RED_MIN) {
+    if (t.n != 0 && (s.n == 0 || beats(t.a, s.a, OP == VKML_RED_MAX))) s.a = t.a;
+    s.n |= t.n;
+  } else if (OP == VKML_RED_AMINMAX) {
+    if (t.n != 0) {
+      if (s.n == 0 || beats(t.a, s.a, false)) s.a = t.a;
+      if (s.n == 0 || beats(t.b, s.b, true)) s.b = t.b;
+      s.n = 1;
+    }
+  } else if (kArg) {
+    // The first occurrence wins ties, and the first NaN wins over everything.
+    bool want_max = OP == VKML_RED_ARGMAX;
+    if (t.n >= 0) {
+      bool take = s.n < 0 || beats(t.a, s.a, want_max) ||
+                  (!beats(s.a, t.a, want_max) && t.n < s.n);
+      if (take) s = t;
+    }
+  } else if (kWelford) {
+#ifndef V_INT
+    if (t.n > 0) {
+      if (s.n == 0) {
+        s = t;
+      } else {
+        int64_t n = s.n + t.n;
+        V delta = t.a - s.a;
+        V tn = V(t.n), sn = V(s.n), total = V(n);
+        s.a += delta * (tn / total);
+        s.b += t.b + delta * delta * (sn * tn / total);
+        s.n = n;
+      }
+    }
+#endif
+  } else if (OP == VKML_RED_NORM) {
+    uint kind = g_norm_kind;
+    if (kind == VKML_NORM_INF || kind == VKML_NORM_NEG_INF) {
+      if (t.n != 0 && (s.n == 0 || beats(t.a, s.a, kind == VKML_NORM_INF))) s.a = t.a;
+      s.n |= t.n;
+    } else {
+      s.a += t.a;
+    }
+  } else if (OP == VKML_RED_LOGSUMEXP) {
+#ifndef V_INT
+    // (a, b) = (running max m, sum of exp(x - m)); NaN sticks in a.
+    if (is_nan(s.a) || is_nan(t.a)) {
+      s.a = is_nan(s.a) ? s.a : t.a;
+    } else if (t.a > s.a) {
+      s.b = (isinf(s.a) ? V(0) : s.b * v_exp(s.a - t.a)) + t.b;
+      s.a = t.a;
+    } else if (!isinf(t.a)) {
+      s.b += t.b * v_exp(t.a - s.a);
+    } else if (t.a == s.a && t.a > V(0)) {
+      s.b += t.b;  // both +inf: the result is +inf anyway
+    }
+#endif
+  }
+  return s;
+}
+
+// The state of one element x at reduced index r.
+State element_state(V x, int64_t r) {
+  State t;
+  t.a = x;
+  t.b = V(0);
+  t.n = 1;
+  if (OP == VKML_RED_NANSUM && is_nan(x)) t.a = V(0);
+  if (OP == VKML_RED_ALL || OP == VKML_RED_ANY) t.a = nonzero(x) ? V(1) : V(0);
+  if (OP == VKML_RED_COUNT_NONZERO) t.n = nonzero(x) ? 1 : 0;
+  if (OP == VKML_RED_AMINMAX) t.b = x;
+  if (kArg) t.n = r;
+  if (kWelford) t.b = V(0);
+  if (OP == VKML_RED_LOGSUMEXP) {
+    t.b = V(1);
+#ifndef V_INT
+    if (isinf(x) && x < V(0)) t.b = V(0);  // exp(-inf) adds nothing
+#endif
+  }
+  if (OP == VKML_RED_NORM) {
+    uint kind = g_norm_kind;
+    V ax = abs(x);
+    if (kind == VKML_NORM_1 || kind == VKML_NORM_INF || kind == VKML_NORM_NEG_INF) t.a = ax;
+    if (kind == VKML_NORM_2) t.a = ax * ax;
+    if (kind == VKML_NORM_0) t.a = nonzero(x) ? V(1) : V(0);
+#ifndef V_INT
+    if (kind == VKML_NORM_P) t.a = v_pow(ax, g_p);
+#endif
+  }
+  return t;
+}
+
+void write_outputs(State s, int64_t off0, int64_t off1) {
+  V out0 = s.a, out1 = s.b;
+  if (OP == VKML_RED_COUNT_NONZERO) out0 = V(s.n);
+#ifndef V_INT
+  if (OP == VKML_RED_MEAN) out0 = pc.p.count == 0 ? v_nan() : s.a / V(pc.p.count);
+  if (kWelford) {
+    V dof = max(V(0), V(s.n) - g_correction);
+    V var = dof > V(0) ? s.b / dof : (s.b == V(0) || is_nan(s.b) ? v_nan() : v_pos_inf());
+    if (s.n == 0) var = v_nan();
+    out0 = OP == VKML_RED_STD ? v_sqrt(var) : var;
+    out1 = s.n == 0 ? v_nan() : s.a;
+  }
+  if (OP == VKML_RED_NORM) {
+    uint kind = g_norm_kind;
+    if (kind == VKML_NORM_2) out0 = v_sqrt(s.a);
+    if (kind == VKML_NORM_P) out0 = v_pow(s.a, V(1) / g_p);
+  }
+  if (OP == VKML_RED_LOGSUMEXP) {
+    if (!is_nan(s.a) && !isinf(s.a)) out0 = s.a + v_log(s.b);
+  }
+#endif
+  if (pc.p.out0 != 0ul) store_as(OUT0_DT, pc.p.out0, off0, out0);
+  if (pc.p.out1 != 0ul) {
+    if (kArg) {
+      PI64(elem_addr(pc.p.out1, off1, 8)).v = s.n;
+    } else {
+      store_as(OUT1_DT, pc.p.out1, off1, out1);
+    }
+  }
+}
+
+shared V sh_a[VKML_REDUCE_WORKGROUP];
+shared V sh_b[VKML_REDUCE_WORKGROUP];
+shared int64_t sh_n[VKML_REDUCE_WORKGROUP];
+
+void share(uint slot, State s) {
+  sh_a[slot] = s.a;
+  sh_b[slot] = s.b;
+  sh_n[slot] = s.n;
+}
+
+State shared_state(uint slot) {
+  State s;
+  s.a = sh_a[slot];
+  s.b = sh_b[slot];
+  s.n = sh_n[slot];
+  return s;
+}
+
+// Offset (in elements) of reduced index r from the output's base in src, for two or more
+// reduced dims (one dim is a multiply, done inline by the caller).
+int64_t reduced_offset(int64_t r) {
+  uint nd = pc.p.red_ndim;
+  int64_t off = 0;
+  if (IDX64) {
+    for (int d = int(nd) - 1; d >= 0; --d) {
+      int64_t size = pc.p.red_sizes[d];
+      off += (r % size) * pc.p.src_red_strides[d];
+      r /= size;
+    }
+  } else {
+    uint rem = uint(r);
+    for (int d = int(nd) - 1; d >= 0; --d) {
+      uint size = uint(pc.p.red_sizes[d]);
+      off += int64_t(rem % size) * pc.p.src_red_strides[d];
+      rem /= size;
+    }
+  }
+  return off;
+}
+
+// Offsets of output o in src, out0 and out1.
+void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t off1) {
+  src_off = 0;
+  off0 = 0;
+  off1 = 0;
+  for (int d = int(pc.p.kept_ndim) - 1; d >= 0; --d) {
+    int64_t size = pc.p.kept_sizes[d];
+    int64_t c;
+    if (IDX64) {
+      c = o % size;
+      o /= size;
+    } else {
+      c = int64_t(uint(o) % uint(size));
+      o = int64_t(uint(o) / uint(size));
+    }
+    src_off += c * pc.p.src_kept_strides[d];
+    off0 += c * pc.p.out0_kept_strides[d];
+    off1 += c * pc.p.out1_kept_strides[d];
+  }
+}
+
+void main() {
+  g_norm_kind = pc.p.norm_kind;
+#ifdef V_DOUBLE
+  g_p = packDouble2x32(uvec2(uint(pc.p.p_bits), uint(pc.p.p_bits >> 32)));
+  g_correction = packDouble2x32(uvec2(uint(pc.p.correction_bits), uint(pc.p.correction_bits >> 32)));
+#else
+  g_p = V(pc.p.p_f32);
+  g_correction = V(pc.p.correction_f32);
+#endif
+  const uint wg = gl_WorkGroupSize.x;
+  uint t = gl_LocalInvocationID.x;
+  uint ox_log2 = pc.p.ox_log2;
+  uint ry_count = wg >> ox_log2;
+  uint ox, ry;
+  if (pc.p.ox_fast != 0u) {
+    ox = t & ((1u << ox_log2) - 1u);
+    ry = t >> ox_log2;
+  } else {
+    ry = t & (ry_count - 1u);
+    ox = t / ry_count;
+  }
+  uint stage = pc.p.stage;
+  int64_t nout = pc.p.nout;
+  int64_t nred = pc.p.nred;
+  int64_t split = int64_t(gl_WorkGroupID.y);
+  int64_t r_begin = stage == VKML_RED_STAGE_FINAL ? 0 : split * pc.p.chunk;
+  int64_t r_end = stage == VKML_RED_STAGE_FINAL ? nred : min(nred, r_begin + pc.p.chunk);
+
+  for (uint og = gl_WorkGroupID.x; og < pc.p.out_groups; og += gl_NumWorkGroups.x) {
+    int64_t o = (int64_t(og) << ox_log2) + int64_t(ox);
+    bool valid = o < nout;
+    State s = init_state();
+    int64_t src_off = 0, off0 = 0, off1 = 0;
+    if (valid) {
+      kept_offsets(o, src_off, off0, off1);
+      if (stage == VKML_RED_STAGE_FINAL) {
+        uint64_t states = pc.p.partial + uint64_t(o * nred) * uint64_t(STATE_BYTES);
+        for (int64_t r = int64_t(ry); r < r_end; r += int64_t(ry_count)) {
+          s = combine(s, PState(states + uint64_t(r) * uint64_t(STATE_BYTES)).s);
+        }
+      } else {
+        // Parameters used per element live in registers, not behind the params pointer.
+        uint64_t src = pc.p.src;
+        bool one_dim = pc.p.red_ndim <= 1u;
+        int64_t stride = pc.p.red_ndim == 1u ? pc.p.src_red_strides[0] : 0;
+        for (int64_t r = r_begin + int64_t(ry); r < r_end; r += int64_t(ry_count)) {
+          int64_t off = src_off + (one_dim ? r * stride : reduced_offset(r));
+          V x = load_as(IN_DT, src, off);
+          if (CMP_DT != IN_DT) x = round_through(CMP_DT, x);
+          s = combine(s, element_state(x, r));
+        }
+      }
+    }
+    if (ry_count > 1u) {
+      share(t, s);
+      barrier();
+      uint partner_step = pc.p.ox_fast != 0u ? (1u << ox_log2) : 1u;
+      for (uint step = ry_count >> 1; step > 0u; step >>= 1) {
+        if (ry < step) {
+          s = combine(s, shared_state(t + step * partner_step));
+          share(t, s);
+        }
+        barrier();
+      }
+    }
+    if (ry == 0u && valid) {
+      if (stage == VKML_RED_STAGE_PARTIAL) {
+        uint64_t slot = uint64_t(o) * uint64_t(pc.p.splits) + uint64_t(split);
+        PState(pc.p.partial + slot * uint64_t(STATE_BYTES)).s = s;
+      } else {
+        write_outputs(s, off0, off1);
+      }
+    }
+  }
+}

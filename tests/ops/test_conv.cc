@@ -1,0 +1,241 @@
+// Conv family against a float64 CPU reference: forward, data, weight and bias gradients over
+// 1-D/2-D/3-D geometries with stride, padding, dilation, groups (depthwise too), 1x1 kernels,
+// strided inputs, batch chunking and every floating dtype.
+#include <algorithm>
+#include <cmath>
+
+#include "float_buffers.h"
+#include "vkml/conv.h"
+#include "vkml/errors.h"
+
+namespace vkml::testing {
+
+namespace {
+
+using ops::ConvDesc;
+
+struct Geo {
+  int spatial;
+  int64_t n, cin, cout, groups;
+  std::vector<int64_t> in, kernel, stride, pad, dil;
+};
+
+ConvDesc make_desc(const Geo& g, DType t) {
+  ConvDesc c;
+  c.spatial = g.spatial;
+  c.batch = g.n, c.in_channels = g.cin, c.out_channels = g.cout, c.groups = g.groups;
+  c.dtype = t;
+  for (int i = 0; i < g.spatial; ++i) {
+    c.in_size[i] = g.in[i], c.kernel[i] = g.kernel[i], c.stride[i] = g.stride[i];
+    c.padding[i] = g.pad[i], c.dilation[i] = g.dil[i];
+    c.out_size[i] = (g.in[i] + 2 * g.pad[i] - g.dil[i] * (g.kernel[i] - 1) - 1) / g.stride[i] + 1;
+  }
+  return c;
+}
+
+std::vector<int64_t> shape(int64_t a, int64_t b, const int64_t* s, int spatial) {
+  std::vector<int64_t> v = {a, b};
+  for (int i = 0; i < spatial; ++i) v.push_back(s[i]);
+  return v;
+}
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+
+// Row-major index of (a, b, spatial...) in a tensor of the given shape.
+int64_t index(const std::vector<int64_t>& shape, int64_t a, int64_t b, const int64_t* pos) {
+  int64_t i = a * shape[1] + b;
+  for (size_t d = 2; d < shape.size(); ++d) i = i * shape[d] + pos[d - 2];
+  return i;
+}
+
+// Calls f(n, oc, ci_global, out_pos, in_pos, k_pos) for every tap inside the input.
+template <typename F>
+void for_each_tap(const ConvDesc& c, F f) {
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  const int sp = c.spatial;
+  int64_t o[3] = {0, 0, 0}, k[3] = {0, 0, 0}, in[3] = {0, 0, 0};
+  int64_t out_vol = 1, k_vol = 1;
+  for (int i = 0; i < sp; ++i) out_vol *= c.out_size[i], k_vol *= c.kernel[i];
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t oc = 0; oc < c.out_channels; ++oc) {
+      for (int64_t ov = 0; ov < out_vol; ++ov) {
+        for (int64_t r = ov, i = sp - 1; i >= 0; --i) o[i] = r % c.out_size[i], r /= c.out_size[i];
+        for (int64_t ci = 0; ci < cig; ++ci) {
+          for (int64_t kvi = 0; kvi < k_vol; ++kvi) {
+            bool ok = true;
+            for (int64_t r = kvi, i = sp - 1; i >= 0; --i) k[i] = r % c.kernel[i], r /= c.kernel[i];
+            for (int i = 0; i < sp; ++i) {
+              in[i] = o[i] * c.stride[i] - c.padding[i] + k[i] * c.dilation[i];
+              ok = ok && in[i] >= 0 && in[i] < c.in_size[i];
+            }
+            if (ok) f(n, oc, (oc / cog) * cig + ci, ci, o, in, k);
+          }
+        }
+      }
+    }
+  }
+}
+
+struct ConvData {
+  ConvDesc c;
+  std::vector<int64_t> xs, ws, ys;
+  HostFloats x, w, y, b;
+  ConvData(const Geo& g, DType t)
+      : c(make_desc(g, t)),
+        xs(shape(g.n, g.cin, c.in_size, g.spatial)),
+        ws(shape(g.cout, g.cin / g.groups, c.kernel, g.spatial)),
+        ys(shape(g.n, g.cout, c.out_size, g.spatial)),
+        x(t, numel(xs)),
+        w(t, numel(ws)),
+        y(t, numel(ys)),
+        b(t, g.cout) {
+    x.randomize(11), w.randomize(12), y.randomize(13), b.randomize(14);
+  }
+};
+
+double rel_error(const HostFloats& got, const std::vector<double>& ref) {
+  double scale = 1e-30, worst = 0;
+  for (double r : ref) scale = std::max(scale, std::abs(r));
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double d = std::abs(got.get(i) - ref[i]);
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst / scale;
+}
+
+class ConvTest : public DeviceTest {
+ protected:
+  // Runs forward, data, weight and bias passes of one geometry; checks each against the
+  // reference. x can be given channels-last strides (2-D only).
+  void run(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
+    ConvData d(g, t);
+    d.c.workspace_limit = workspace;
+    const ConvDesc& c = d.c;
+    std::vector<double> y_ref(d.y.size(), 0.0), gx_ref(d.x.size(), 0.0), gw_ref(d.w.size(), 0.0);
+    std::vector<double> gb_ref(g.cout, 0.0);
+    for_each_tap(c, [&](int64_t n, int64_t oc, int64_t cg, int64_t ci, const int64_t* o,
+                        const int64_t* in, const int64_t* k) {
+      const int64_t yi = index(d.ys, n, oc, o), xi = index(d.xs, n, cg, in);
+      const int64_t wi = index(d.ws, oc, ci, k);
+      y_ref[yi] += d.x.get(xi) * d.w.get(wi);
+      gx_ref[xi] += d.y.get(yi) * d.w.get(wi);  // d.y doubles as the output gradient
+      gw_ref[wi] += d.y.get(yi) * d.x.get(xi);
+    });
+    const int64_t per_channel = d.y.size() / std::max<int64_t>(g.n * g.cout, 1);
+    for (size_t i = 0; i < y_ref.size(); ++i) {
+      const int64_t oc = (static_cast<int64_t>(i) / per_channel) % g.cout;
+      y_ref[i] += d.b.get(oc);
+      gb_ref[oc] += d.y.get(i);
+    }
+
+    DeviceBuffer bx(dev(), d.x.bytes.size() + 8), bw(dev(), d.w.bytes.size() + 8);
+    DeviceBuffer by(dev(), d.y.bytes.size() + 8), bb(dev(), d.b.bytes.size() + 8);
+    DeviceBuffer out(dev(),
+                     std::max(d.x.bytes.size(), std::max(d.y.bytes.size(), d.w.bytes.size())) + 8);
+    TensorDesc x = desc(bx.address, t, d.xs), w = desc(bw.address, t, d.ws);
+    TensorDesc gy = desc(by.address, t, d.ys), bias = desc(bb.address, t, {g.cout});
+    HostFloats x_up = d.x;
+    if (channels_last) {  // same values, stored NHWC: strides (H*W*C, 1, W*C, C)
+      const int64_t C = d.xs[1], H = d.xs[2], W = d.xs[3];
+      x.strides = {H * W * C, 1, W * C, C};
+      for (int64_t n = 0; n < d.xs[0]; ++n)
+        for (int64_t ch = 0; ch < C; ++ch)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t ww = 0; ww < W; ++ww) {
+              int64_t pos[2] = {h, ww};
+              x_up.set(n * H * W * C + h * W * C + ww * C + ch, d.x.get(index(d.xs, n, ch, pos)));
+            }
+    }
+    x_up.upload(dev(), bx.address), d.w.upload(dev(), bw.address);
+    d.y.upload(dev(), by.address), d.b.upload(dev(), bb.address);
+    const double tol = rel_tolerance(t);
+    auto name = [&](const char* pass) {
+      return std::string(pass) + " " + std::string(dtype_name(t)) +
+             " spatial=" + std::to_string(g.spatial) + " groups=" + std::to_string(g.groups);
+    };
+
+    ops::conv_forward(dev(), c, x, w, &bias, desc(out.address, t, d.ys));
+    HostFloats got_y(t, d.y.size());
+    got_y.download(dev(), out.address);
+    EXPECT_LE(rel_error(got_y, y_ref), tol) << name("forward");
+
+    ops::conv_backward_data(dev(), c, gy, w, nullptr, desc(out.address, t, d.xs));
+    HostFloats got_x(t, d.x.size());
+    got_x.download(dev(), out.address);
+    EXPECT_LE(rel_error(got_x, gx_ref), tol) << name("backward data");
+
+    ops::conv_backward_weight(dev(), c, x, gy, desc(out.address, t, d.ws));
+    HostFloats got_w(t, d.w.size());
+    got_w.download(dev(), out.address);
+    EXPECT_LE(rel_error(got_w, gw_ref), tol) << name("backward weight");
+
+    ops::conv_backward_bias(dev(), gy, desc(out.address, t, {g.cout}));
+    HostFloats got_b(t, g.cout);
+    got_b.download(dev(), out.address);
+    EXPECT_LE(rel_error(got_b, gb_ref), tol) << name("backward bias");
+  }
+};
+
+const Geo k2d{2, 2, 3, 4, 1, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}};
+
+}  // namespace
+
+TEST(ConvAlgoTest, ChoosesByGeometry) {
+  ConvDesc c = make_desc(k2d, DType::kF32);
+  EXPECT_EQ(ops::choose_conv_algo(c), ops::ConvAlgo::kIm2colGemm);
+  ConvDesc dw = make_desc({2, 1, 8, 16, 8, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+  EXPECT_EQ(ops::choose_conv_algo(dw), ops::ConvAlgo::kDepthwise);
+  ConvDesc pw = make_desc({2, 1, 8, 16, 1, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}, DType::kF32);
+  EXPECT_EQ(ops::choose_conv_algo(pw), ops::ConvAlgo::kPointwise);
+  pw.stride[0] = 2;
+  EXPECT_EQ(ops::choose_conv_algo(pw), ops::ConvAlgo::kIm2colGemm);
+}
+
+TEST_F(ConvTest, TwoDStrideDilationPadding) { run(k2d, DType::kF32); }
+
+TEST_F(ConvTest, GroupsAndDepthwise) {
+  run({2, 2, 4, 6, 2, {6, 5}, {3, 3}, {1, 2}, {1, 1}, {1, 1}}, DType::kF32);
+  run({2, 2, 3, 6, 3, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, DType::kF32);  // multiplier 2
+  run({1, 2, 5, 5, 5, {9}, {4}, {1}, {2}, {2}}, DType::kF32);
+}
+
+TEST_F(ConvTest, PointwiseAndOneAndThreeD) {
+  run({2, 3, 5, 7, 1, {4, 3}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}, DType::kF32);
+  run({1, 3, 4, 5, 1, {11}, {3}, {2}, {1}, {1}}, DType::kF32);
+  run({3, 2, 3, 4, 1, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}}, DType::kF32);
+}
+
+TEST_F(ConvTest, ChunkedBatchAndStridedInput) {
+  run({2, 5, 3, 4, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32, /*workspace=*/64,
+      /*channels_last=*/true);
+  run({2, 4, 3, 4, 1, {6, 5}, {3, 3}, {2, 1}, {0, 1}, {1, 1}}, DType::kF16, 64);
+}
+
+TEST_F(ConvTest, EveryDtype) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF64}) {
+    if (!dev().caps().supports_dtype(t)) continue;
+    run(k2d, t);
+    run({2, 2, 4, 4, 4, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);  // depthwise
+  }
+}
+
+TEST_F(ConvTest, RejectsInconsistentGeometry) {
+  ConvDesc c = make_desc(k2d, DType::kF32);
+  DeviceBuffer buf(dev(), 1 << 16);
+  TensorDesc x = desc(buf.address, DType::kF32, {2, 3, 7, 6});
+  TensorDesc w = desc(buf.address, DType::kF32, {4, 3, 3, 2});
+  TensorDesc y = desc(buf.address + 8192, DType::kF32, {2, 4, 4, 3});  // wrong out size
+  EXPECT_THROW(ops::conv_forward(dev(), c, x, w, nullptr, y), InvalidArgument);
+  ConvDesc bad = c;
+  bad.groups = 2;
+  EXPECT_THROW(ops::validate_conv(bad, dev().caps()), InvalidArgument);
+  ConvDesc ints = c;
+  ints.dtype = DType::kI32;
+  EXPECT_THROW(ops::validate_conv(ints, dev().caps()), NotSupported);
+}
+
+}  // namespace vkml::testing

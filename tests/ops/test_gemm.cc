@@ -1,0 +1,428 @@
+// Gemm family: the variant chooser (no GPU needed) and products against a float64 CPU reference
+// over dtypes, odd sizes, transposed / general strides, batch broadcast, alpha/beta, bias.
+#include <algorithm>
+#include <cmath>
+
+#include "float_buffers.h"
+#include "vkml/errors.h"
+#include "vkml/gemm.h"
+
+namespace vkml::testing {
+
+namespace {
+
+using ops::GemmDesc;
+using ops::GemmKernel;
+using ops::GemmPlan;
+using ops::MatrixView;
+
+DeviceCaps lavapipe_like() {
+  DeviceCaps c;
+  c.kind = DeviceKind::kCpu;
+  c.subgroup_size = 8;
+  c.max_shared_memory = 32768;
+  c.max_workgroup_invocations = 1024;
+  c.storage_16bit = c.fp64_math = c.int64_math = true;
+  return c;
+}
+
+DeviceCaps h200_like() {
+  DeviceCaps c = lavapipe_like();
+  c.kind = DeviceKind::kDiscrete;
+  c.subgroup_size = 32;
+  c.max_shared_memory = 49152;
+  c.coopmat = c.coopmat_bf16 = true;
+  c.coopmat_shapes = {{16, 16, 16, DType::kF16, DType::kF16, DType::kF32, DType::kF32},
+                      {16, 8, 16, DType::kF16, DType::kF16, DType::kF16, DType::kF16},
+                      {16, 16, 16, DType::kBF16, DType::kBF16, DType::kF32, DType::kF32}};
+  return c;
+}
+
+// Row-major m x n x k problem descriptor (addresses are irrelevant to the chooser).
+GemmDesc shape(int64_t m, int64_t n, int64_t k, DType in = DType::kF32, DType out = DType::kF32) {
+  GemmDesc d;
+  d.m = m, d.n = n, d.k = k;
+  d.in_dtype = in, d.out_dtype = out;
+  d.a = {0x1000, k, 1};
+  d.b = {0x2000, n, 1};
+  d.c = {0x3000, n, 1};
+  return d;
+}
+
+bool all_shaders(const std::string&) { return true; }
+bool no_coopmat(const std::string& s) { return s.find("coopmat") == std::string::npos; }
+
+}  // namespace
+
+TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
+  DeviceCaps caps = lavapipe_like();
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    for (int64_t s : {2, 17, 64, 200, 1000}) {
+      GemmPlan p = ops::choose_gemm_plan(shape(s, s, s, t, t), caps, all_shaders);
+      EXPECT_EQ(p.kernel, GemmKernel::kTiled) << s;
+      EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
+      EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[4]) * (p.spec[2] / p.spec[5]));
+      EXPECT_EQ(p.shader,
+                "gemm_tiled_" + std::string(dtype_name(t)) + "_" + std::string(dtype_name(t)));
+    }
+  }
+  // Big problems get the big tile, small ones a small tile.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), caps, all_shaders).tile_m, 128u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(40, 40, 64), caps, all_shaders).tile_m, 32u);
+}
+
+TEST(GemmPlanTest, VectorShapesUseGemv) {
+  DeviceCaps caps = lavapipe_like();
+  GemmPlan mv = ops::choose_gemm_plan(shape(300, 1, 77), caps, all_shaders);
+  EXPECT_EQ(mv.kernel, GemmKernel::kGemv);
+  EXPECT_FALSE(mv.transposed);
+  GemmDesc row_times_wt = shape(1, 300, 77);
+  row_times_wt.b = {0x2000, 1, 77};  // B = W^T with W row-major (300 x 77)
+  GemmPlan vm = ops::choose_gemm_plan(row_times_wt, caps, all_shaders);
+  EXPECT_EQ(vm.kernel, GemmKernel::kGemv);
+  EXPECT_TRUE(vm.transposed);
+  EXPECT_EQ(vm.problem.m, 300);
+  EXPECT_EQ(vm.problem.n, 1);
+  // x @ W^T for one row: the transposed problem reads W row-major (k contiguous).
+  EXPECT_EQ(vm.problem.a.col_stride, 1);
+  GemmPlan dot = ops::choose_gemm_plan(shape(1, 1, 5000), caps, all_shaders);
+  EXPECT_EQ(dot.kernel, GemmKernel::kGemv);
+  EXPECT_EQ(dot.spec[1], 256u);  // all lanes on k
+  EXPECT_EQ(dot.spec[2], 0u);
+  // Column-major A with many rows: threads along m.
+  GemmDesc col = shape(512, 1, 64);
+  col.a = {0x1000, 1, 512};
+  EXPECT_EQ(ops::choose_gemm_plan(col, caps, all_shaders).spec[2], 1u);
+}
+
+TEST(GemmPlanTest, ColumnMajorOutputIsSolvedTransposed) {
+  GemmDesc d = shape(100, 60, 30);
+  d.c = {0x3000, 1, 100};
+  GemmPlan p = ops::choose_gemm_plan(d, lavapipe_like(), all_shaders);
+  EXPECT_TRUE(p.transposed);
+  EXPECT_EQ(p.problem.m, 60);
+  EXPECT_EQ(p.problem.c.col_stride, 1);
+  EXPECT_EQ(p.problem.a.address, 0x2000u);  // B^T
+}
+
+TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
+  DeviceCaps caps = h200_like();
+  GemmDesc f16 = shape(512, 512, 512, DType::kF16, DType::kF16);
+  GemmPlan p = ops::choose_gemm_plan(f16, caps, all_shaders);
+  EXPECT_EQ(p.kernel, GemmKernel::kCoopMat);
+  EXPECT_EQ(p.shader, "gemm_coopmat_f16_f16");
+  EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
+  EXPECT_EQ(p.spec[0] % caps.subgroup_size, 0u);
+  // Big problems: 128x128 tiles; the subgroup grid covers the tile exactly.
+  for (int64_t size : {512, 4096}) {
+    GemmPlan q = ops::choose_gemm_plan(shape(size, size, size, DType::kF16, DType::kF16), caps,
+                                       all_shaders);
+    const auto& s = q.spec;  // {threads, BM, BN, BK, WM, WN, subgroups}
+    EXPECT_EQ(s[0], s[6] * caps.subgroup_size);
+    EXPECT_EQ((s[1] / (16 * s[4])) * (s[2] / (16 * s[5])), s[6]);
+    EXPECT_EQ(s[1], size == 4096 ? 128u : 64u);
+    EXPECT_EQ((s[1] * s[3]) % s[0], 0u);  // whole A tile loads per thread
+  }
+  // Not in this build (Debian 12's glslang): the tiled kernel.
+  EXPECT_EQ(ops::choose_gemm_plan(f16, caps, no_coopmat).kernel, GemmKernel::kTiled);
+  // bf16 needs the device's bf16 cooperative matrices.
+  GemmDesc bf16 = shape(512, 512, 512, DType::kBF16, DType::kF32);
+  EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kCoopMat);
+  caps.coopmat_bf16 = false;
+  EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kTiled);
+  // A device without the 16x16x16 fp32-accumulating shape.
+  DeviceCaps odd = h200_like();
+  odd.coopmat_shapes = {{16, 8, 16, DType::kF16, DType::kF16, DType::kF16, DType::kF16}};
+  EXPECT_EQ(ops::choose_gemm_plan(f16, odd, all_shaders).kernel, GemmKernel::kTiled);
+  // fp32, f64 and tiny problems never use it.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(512, 512, 512), caps, all_shaders).kernel,
+            GemmKernel::kTiled);
+  EXPECT_EQ(
+      ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders).kernel,
+      GemmKernel::kTiled);
+  // No coopmat on lavapipe.
+  EXPECT_EQ(ops::choose_gemm_plan(f16, lavapipe_like(), all_shaders).kernel, GemmKernel::kTiled);
+}
+
+TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
+  // A convolution's weight gradient: few output blocks, very long K.
+  GemmPlan p = ops::choose_gemm_plan(shape(64, 576, 200704), h200_like(), all_shaders);
+  EXPECT_GT(p.split_k, 1u);
+  EXPECT_EQ(p.k_chunk % 32, 0);
+  EXPECT_GE(p.split_k * p.k_chunk, 200704);
+  EXPECT_LT((p.split_k - 1) * p.k_chunk, 200704);  // no empty slice
+  GemmPlan coop = ops::choose_gemm_plan(shape(64, 576, 200704, DType::kF16, DType::kF16),
+                                        h200_like(), all_shaders);
+  EXPECT_EQ(coop.kernel, GemmKernel::kCoopMat);
+  EXPECT_GT(coop.split_k, 1u);
+  // Enough blocks already, or a short K: no split.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 512), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 1, 100000), h200_like(), all_shaders).split_k, 1u);
+  EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
+}
+
+TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
+  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  EXPECT_EQ(p.tile_m, 128u);
+  EXPECT_EQ(p.spec[3], 16u);  // BK
+  GemmPlan q = ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), all_shaders);
+  EXPECT_EQ(q.spec[3], 8u);
+}
+
+// ---- device tests -------------------------------------------------------------------------------
+
+namespace {
+
+enum class Layout { kRowMajor, kColMajor, kStrided, kBroadcastBatch };
+
+struct Operand {
+  MatrixView view;
+  int64_t elements = 0;  // allocation size
+};
+
+// Strides for a rows x cols matrix in batches (b0, b1) with the given layout.
+Operand make_operand(Layout l, int64_t rows, int64_t cols, const int64_t* batch) {
+  Operand o;
+  int64_t mat;
+  switch (l) {
+    case Layout::kRowMajor:
+      o.view.row_stride = cols, o.view.col_stride = 1, mat = rows * cols;
+      break;
+    case Layout::kColMajor:
+      o.view.row_stride = 1, o.view.col_stride = rows, mat = rows * cols;
+      break;
+    case Layout::kStrided:  // neither stride is 1, with gaps
+      o.view.row_stride = 2 * cols + 3, o.view.col_stride = 2, mat = rows * (2 * cols + 3) + 1;
+      break;
+    case Layout::kBroadcastBatch:
+      o.view.row_stride = cols, o.view.col_stride = 1, mat = rows * cols;
+      o.elements = std::max<int64_t>(mat, 1);
+      return o;  // batch strides stay 0
+  }
+  o.view.batch_stride[1] = mat;
+  o.view.batch_stride[0] = mat * batch[1];
+  o.elements = std::max<int64_t>(mat * batch[0] * batch[1], 1);
+  return o;
+}
+
+int64_t offset(const MatrixView& v, int64_t b0, int64_t b1, int64_t r, int64_t c) {
+  return b0 * v.batch_stride[0] + b1 * v.batch_stride[1] + r * v.row_stride + c * v.col_stride;
+}
+
+enum class Bias { kNone, kPerRow, kPerCol };
+
+struct GemmCase {
+  int64_t m, n, k;
+  DType in = DType::kF32, out = DType::kF32;
+  Layout a = Layout::kRowMajor, b = Layout::kRowMajor, c = Layout::kRowMajor;
+  int64_t batch0 = 1, batch1 = 1;
+  double alpha = 1.0, beta = 0.0;
+  Bias bias = Bias::kNone;
+  bool in_place = false;  // C_in is C
+};
+
+class GemmTest : public DeviceTest {
+ protected:
+  // Runs one case and returns the worst error relative to the result's magnitude.
+  double run(const GemmCase& g, uint32_t seed = 1) {
+    int64_t batch[2] = {g.batch0, g.batch1};
+    Operand a = make_operand(g.a, g.m, g.k, batch), b = make_operand(g.b, g.k, g.n, batch);
+    Operand c = make_operand(g.c, g.m, g.n, batch);
+    Operand cin = make_operand(Layout::kStrided, g.m, g.n, batch);
+    Operand bias;
+    bias.elements = g.bias == Bias::kPerRow ? g.m : g.n;
+    if (g.bias == Bias::kPerRow) bias.view = {0, 1, 0};
+    if (g.bias == Bias::kPerCol) bias.view = {0, 0, 1};
+    bias.elements = std::max<int64_t>(bias.elements, 1);
+
+    HostFloats ha(g.in, a.elements), hb(g.in, b.elements), hc(g.out, c.elements);
+    HostFloats hcin(g.out, cin.elements), hbias(g.out, bias.elements);
+    ha.randomize(seed), hb.randomize(seed + 1), hc.randomize(seed + 2);
+    hcin.randomize(seed + 3), hbias.randomize(seed + 4);
+    DeviceBuffer da(dev(), ha.bytes.size()), db(dev(), hb.bytes.size());
+    DeviceBuffer dc(dev(), hc.bytes.size()), dcin(dev(), hcin.bytes.size());
+    DeviceBuffer dbias(dev(), hbias.bytes.size());
+    ha.upload(dev(), da.address), hb.upload(dev(), db.address), hc.upload(dev(), dc.address);
+    hcin.upload(dev(), dcin.address), hbias.upload(dev(), dbias.address);
+
+    GemmDesc d;
+    d.m = g.m, d.n = g.n, d.k = g.k;
+    d.batch[0] = g.batch0, d.batch[1] = g.batch1;
+    d.in_dtype = g.in, d.out_dtype = g.out;
+    d.a = a.view, d.a.address = da.address;
+    d.b = b.view, d.b.address = db.address;
+    d.c = c.view, d.c.address = dc.address;
+    d.alpha = g.alpha, d.beta = g.beta;
+    if (g.beta != 0.0) {
+      d.c_in = g.in_place ? d.c : cin.view;
+      if (!g.in_place) d.c_in.address = dcin.address;
+    }
+    if (g.bias != Bias::kNone) d.bias = bias.view, d.bias.address = dbias.address;
+    ops::gemm(dev(), d);
+    HostFloats got(g.out, c.elements);
+    got.download(dev(), dc.address);
+
+    const HostFloats& cin_src = g.in_place ? hc : hcin;
+    const MatrixView& cin_view = g.in_place ? c.view : cin.view;
+    double worst = 0, scale = 1e-30;
+    std::vector<double> ref(static_cast<size_t>(g.m * g.n));
+    for (int64_t b0 = 0; b0 < g.batch0; ++b0) {
+      for (int64_t b1 = 0; b1 < g.batch1; ++b1) {
+        for (int64_t i = 0; i < g.m; ++i) {
+          for (int64_t j = 0; j < g.n; ++j) {
+            double s = 0;
+            for (int64_t l = 0; l < g.k; ++l) {
+              s += ha.get(offset(a.view, b0, b1, i, l)) * hb.get(offset(b.view, b0, b1, l, j));
+            }
+            double r = g.alpha * s;
+            if (g.beta != 0.0) r += g.beta * cin_src.get(offset(cin_view, b0, b1, i, j));
+            if (g.bias != Bias::kNone) r += hbias.get(offset(bias.view, 0, 0, i, j));
+            ref[i * g.n + j] = r;
+            scale = std::max(scale, std::abs(r));
+          }
+        }
+        for (int64_t i = 0; i < g.m; ++i) {
+          for (int64_t j = 0; j < g.n; ++j) {
+            double v = got.get(offset(c.view, b0, b1, i, j));
+            worst = std::max(worst, std::abs(v - ref[i * g.n + j]));
+            if (std::isnan(v)) worst = INFINITY;
+          }
+        }
+      }
+    }
+    return worst / scale;
+  }
+
+  void check(const GemmCase& g, const char* what) {
+    EXPECT_LE(run(g), rel_tolerance(g.out)) << what << " m=" << g.m << " n=" << g.n << " k=" << g.k
+                                            << " " << dtype_name(g.in) << "->" << dtype_name(g.out);
+  }
+};
+
+}  // namespace
+
+TEST_F(GemmTest, OddSizesEveryDtype) {
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kF32, DType::kF32},   {DType::kF16, DType::kF16},  {DType::kF16, DType::kF32},
+      {DType::kBF16, DType::kBF16}, {DType::kBF16, DType::kF32}, {DType::kF64, DType::kF64}};
+  for (auto [in, out] : pairs) {
+    if (!dev().caps().supports_dtype(in)) continue;
+    for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {
+      check({m, n, k, in, out}, "odd sizes");
+    }
+  }
+}
+
+TEST_F(GemmTest, TransposedAndGeneralStrides) {
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor, Layout::kStrided};
+  for (Layout la : layouts) {
+    for (Layout lb : layouts) {
+      for (Layout lc : layouts) check({37, 45, 29, DType::kF32, DType::kF32, la, lb, lc}, "layout");
+    }
+  }
+  check({70, 66, 35, DType::kF16, DType::kF32, Layout::kColMajor, Layout::kStrided}, "f16 layout");
+}
+
+TEST_F(GemmTest, KZeroGivesBetaCPlusBias) {
+  GemmCase g{9, 11, 0};
+  g.beta = 0.5, g.bias = Bias::kPerCol;
+  check(g, "k=0");
+  check({9, 11, 0}, "k=0 plain");
+}
+
+TEST_F(GemmTest, LargeKStaysWithinFp32Tolerance) {
+  check({40, 48, 1000}, "k=1000");
+  check({3, 1, 1500}, "gemv k=1500");
+  check({1, 1, 4099}, "dot");
+}
+
+TEST_F(GemmTest, SplitKSumsSlicesBeforeTheEpilogue) {
+  GemmCase g{32, 30, 4099};
+  g.alpha = 0.5, g.beta = -1.0, g.bias = Bias::kPerCol;
+  ASSERT_GT(ops::choose_gemm_plan(shape(g.m, g.n, g.k), dev().caps()).split_k, 1u);
+  check(g, "split-K f32");
+  g.in = DType::kF16, g.out = DType::kF16, g.in_place = true;
+  check(g, "split-K f16 in place");
+  GemmCase t{30, 20, 3000, DType::kBF16, DType::kF32, Layout::kColMajor, Layout::kStrided};
+  t.batch0 = 2, t.c = Layout::kColMajor;
+  check(t, "split-K batched, transposed output");
+  if (dev().caps().supports_dtype(DType::kF64)) check({16, 16, 2048, DType::kF64, DType::kF64}, "f64");
+}
+
+TEST_F(GemmTest, VectorShapes) {
+  for (Layout la : {Layout::kRowMajor, Layout::kColMajor, Layout::kStrided}) {
+    check({200, 1, 70, DType::kF32, DType::kF32, la}, "mv");
+    check({1, 150, 70, DType::kF32, DType::kF32, Layout::kRowMajor, la}, "vm");
+  }
+  check({64, 1, 33, DType::kBF16, DType::kBF16, Layout::kColMajor}, "bf16 mv");
+  GemmCase g{90, 1, 20};
+  g.beta = -1.5, g.alpha = 0.25, g.bias = Bias::kPerRow;
+  check(g, "addmv");
+}
+
+TEST_F(GemmTest, BatchesBroadcastAndTwoBatchDims) {
+  GemmCase g{19, 23, 13};
+  g.batch0 = 3;
+  check(g, "batched");
+  g.a = Layout::kBroadcastBatch;
+  check(g, "broadcast A");
+  g.a = Layout::kColMajor, g.b = Layout::kBroadcastBatch, g.batch1 = 2;
+  check(g, "two batch dims, broadcast B");
+  GemmCase v{1, 1, 50};
+  v.batch0 = 5;
+  check(v, "batched dot");
+}
+
+TEST_F(GemmTest, AlphaBetaBiasAndInPlace) {
+  for (Bias bias : {Bias::kNone, Bias::kPerRow, Bias::kPerCol}) {
+    GemmCase g{31, 29, 27};
+    g.alpha = -0.75, g.beta = 1.25, g.bias = bias;
+    check(g, "alpha beta bias");
+    g.in_place = true;
+    check(g, "in place");
+    g.in = g.out = DType::kBF16;
+    check(g, "bf16 in place");
+  }
+}
+
+TEST_F(GemmTest, BetaZeroIgnoresNanInput) {
+  const int64_t m = 5, n = 6, k = 4;
+  HostFloats a(DType::kF32, m * k), b(DType::kF32, k * n), c(DType::kF32, m * n);
+  a.randomize(3), b.randomize(4);
+  for (size_t i = 0; i < c.size(); ++i) c.set(i, NAN);
+  DeviceBuffer da(dev(), a.bytes.size()), db(dev(), b.bytes.size()), dc(dev(), c.bytes.size());
+  a.upload(dev(), da.address), b.upload(dev(), db.address), c.upload(dev(), dc.address);
+  GemmDesc d = shape(m, n, k);
+  d.a.address = da.address, d.b.address = db.address, d.c.address = dc.address;
+  d.c_in = d.c;  // present but beta == 0
+  ops::gemm(dev(), d);
+  c.download(dev(), dc.address);
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_FALSE(std::isnan(c.get(i))) << i;
+}
+
+TEST_F(GemmTest, RejectsBadDescriptors) {
+  DeviceBuffer buf(dev(), 4096);
+  GemmDesc d = shape(4, 4, 4);
+  d.a.address = buf.address, d.b.address = buf.address + 64, d.c.address = buf.address + 128;
+  GemmDesc overlap = d;
+  overlap.c.address = buf.address + 32;
+  EXPECT_THROW(ops::gemm(dev(), overlap), InvalidArgument);
+  GemmDesc need_cin = d;
+  need_cin.beta = 1.0;
+  EXPECT_THROW(ops::gemm(dev(), need_cin), InvalidArgument);
+  GemmDesc ints = d;
+  ints.in_dtype = ints.out_dtype = DType::kI32;
+  EXPECT_THROW(ops::gemm(dev(), ints), NotSupported);
+  GemmDesc mixed = d;
+  mixed.out_dtype = DType::kF16;
+  EXPECT_THROW(ops::gemm(dev(), mixed), NotSupported);
+  GemmDesc bcast_out = d;
+  bcast_out.c.row_stride = 0;
+  EXPECT_THROW(ops::gemm(dev(), bcast_out), InvalidArgument);
+  GemmDesc empty = d;
+  empty.m = 0;
+  EXPECT_NO_THROW(ops::gemm(dev(), empty));
+}
+
+}  // namespace vkml::testing

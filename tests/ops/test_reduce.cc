@@ -1,0 +1,561 @@
+// Reduce family, reductions: every op against a CPU reference in double / exact int64, over
+// strided inputs, every thread layout (forced), one- and two-pass plans, and each dtype.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "ops/reduce_test_util.h"
+#include "vkml/reduce.h"
+
+namespace vkml::testing {
+namespace {
+
+using ops::ReduceOp;
+
+struct Case {
+  ReduceOp op = ReduceOp::kSum;
+  DType src = DType::kF32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // empty: contiguous
+  std::vector<int> dims;
+  DType compute = DType::kF32;
+  DType out0 = DType::kF32;
+  bool want_out0 = true;
+  DType out1 = DType::kI64;
+  bool want_out1 = false;
+  double p = 2.0;
+  double correction = 1.0;
+  ops::ReduceOverride force;
+  uint32_t seed = 1;
+  // Values planted in the input after the random fill: (logical index, value).
+  std::vector<std::pair<int64_t, double>> plant;
+};
+
+struct Expected {
+  double v0 = 0, v1 = 0;
+  int64_t i0 = 0, i1 = 0;  // exact integer results
+  double scale = 1;        // magnitude the error is measured against
+};
+
+bool is_int(DType t) { return !dtype_is_float(t); }
+
+Expected reference(const Case& c, std::vector<double> x, std::vector<int64_t> xi) {
+  Expected e;
+  size_t n = x.size();
+  bool sum_like = c.op == ReduceOp::kSum || c.op == ReduceOp::kNanSum ||
+                  c.op == ReduceOp::kProd || c.op == ReduceOp::kMean;
+  if (sum_like && c.compute != c.src) {
+    for (size_t i = 0; i < n; ++i) {
+      x[i] = round_to(c.compute, x[i]);
+      xi[i] = static_cast<int64_t>(x[i]);
+    }
+  }
+  double abs_sum = 0;
+  for (double v : x) abs_sum += std::isnan(v) ? 0 : std::abs(v);
+  e.scale = abs_sum;
+  auto first_extreme = [&](bool want_max) {
+    int64_t best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (best < 0) { best = i; continue; }
+      double a = x[i], b = x[best];
+      if (std::isnan(b)) continue;
+      if (std::isnan(a) || (want_max ? a > b : a < b)) best = i;
+    }
+    return best;
+  };
+  switch (c.op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kNanSum:
+    case ReduceOp::kMean: {
+      double s = 0;
+      uint64_t si = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (c.op == ReduceOp::kNanSum && std::isnan(x[i])) continue;
+        s += x[i];
+        si += static_cast<uint64_t>(xi[i]);
+      }
+      e.v0 = c.op == ReduceOp::kMean ? (n ? s / n : NAN) : s;
+      e.i0 = static_cast<int64_t>(si);
+      if (c.op == ReduceOp::kMean) e.scale = n ? abs_sum / n : 1;
+      break;
+    }
+    case ReduceOp::kProd: {
+      double s = 1;
+      uint64_t si = 1;
+      for (size_t i = 0; i < n; ++i) {
+        s *= x[i];
+        si *= static_cast<uint64_t>(xi[i]);
+      }
+      e.v0 = s;
+      e.i0 = static_cast<int64_t>(si);
+      e.scale = std::abs(s);
+      break;
+    }
+    case ReduceOp::kMax: case ReduceOp::kMin: case ReduceOp::kArgMax: case ReduceOp::kArgMin: {
+      bool want_max = c.op == ReduceOp::kMax || c.op == ReduceOp::kArgMax;
+      int64_t best = first_extreme(want_max);
+      e.v0 = x[best];
+      e.i0 = xi[best];
+      e.i1 = best;
+      e.scale = 0;
+      break;
+    }
+    case ReduceOp::kAminmax: {
+      e.v0 = x[first_extreme(false)];
+      e.v1 = x[first_extreme(true)];
+      e.i0 = xi[first_extreme(false)];
+      e.i1 = xi[first_extreme(true)];
+      e.scale = 0;
+      break;
+    }
+    case ReduceOp::kAll: case ReduceOp::kAny: {
+      bool all = true, any = false;
+      for (double v : x) {
+        bool nz = std::isnan(v) || v != 0;
+        all = all && nz;
+        any = any || nz;
+      }
+      e.i0 = c.op == ReduceOp::kAll ? all : any;
+      e.v0 = static_cast<double>(e.i0);
+      break;
+    }
+    case ReduceOp::kCountNonzero: {
+      for (double v : x) e.i0 += (std::isnan(v) || v != 0) ? 1 : 0;
+      e.v0 = static_cast<double>(e.i0);
+      break;
+    }
+    case ReduceOp::kVar: case ReduceOp::kStd: {
+      double mean = 0;
+      for (double v : x) mean += v;
+      mean /= n;
+      double m2 = 0;
+      for (double v : x) m2 += (v - mean) * (v - mean);
+      double var = m2 / std::max(0.0, n - c.correction);
+      e.v0 = c.op == ReduceOp::kStd ? std::sqrt(var) : var;
+      e.v1 = mean;
+      e.scale = std::abs(e.v0) + std::abs(mean);
+      break;
+    }
+    case ReduceOp::kNorm: {
+      double s = 0;
+      if (std::isinf(c.p)) {
+        s = c.p > 0 ? 0 : INFINITY;
+        for (double v : x) s = c.p > 0 ? std::max(s, std::abs(v)) : std::min(s, std::abs(v));
+      } else if (c.p == 0) {
+        for (double v : x) s += v != 0;
+      } else {
+        for (double v : x) s += std::pow(std::abs(v), c.p);
+        s = std::pow(s, 1.0 / c.p);
+      }
+      e.v0 = s;
+      e.scale = s;
+      break;
+    }
+    case ReduceOp::kLogSumExp: {
+      double m = -INFINITY;
+      for (double v : x) m = std::max(m, v);
+      double s = 0;
+      for (double v : x) s += std::exp(v - m);
+      e.v0 = std::isinf(m) ? m : m + std::log(s);
+      e.scale = std::abs(e.v0);
+      break;
+    }
+  }
+  return e;
+}
+
+double tolerance(DType t) {
+  switch (t) {
+    case DType::kF32: return 2e-6;
+    case DType::kF16: return 2e-3;
+    case DType::kBF16: return 1.6e-2;
+    case DType::kF64: return 1e-13;
+    default: return 0;
+  }
+}
+
+// Runs one case and compares every output against the reference. Returns failures.
+int run_case(Device& dev, const Case& c) {
+  TestTensor in(dev, c.src, c.sizes, c.strides);
+  in.fill_random(c.seed);
+  for (auto [i, v] : c.plant) in.set(i, v);
+  in.upload();
+  std::vector<int64_t> out_sizes = c.sizes;
+  std::vector<bool> reduced(c.sizes.size(), false);
+  for (int d : c.dims) {
+    reduced[d] = true;
+    out_sizes[d] = 1;
+  }
+  TestTensor out0(dev, c.out0, out_sizes), out1(dev, c.out1, out_sizes);
+  ops::ReduceArgs a;
+  a.op = c.op;
+  a.src = in.desc();
+  a.dims = c.dims;
+  a.out0 = out0.desc();
+  a.out1 = out1.desc();
+  if (!c.want_out0) a.out0.address = 0;
+  if (!c.want_out1) a.out1.address = 0;
+  a.compute = c.compute;
+  a.p = c.p;
+  a.correction = c.correction;
+  ops::reduce(dev, a, c.force);
+  out0.download();
+  out1.download();
+
+  int64_t nout = out0.numel();
+  int failures = 0;
+  for (int64_t o = 0; o < nout; ++o) {
+    // Output coordinates, then every input element of this output in logical order.
+    std::vector<int64_t> coord(c.sizes.size());
+    int64_t rem = o;
+    for (int d = static_cast<int>(c.sizes.size()) - 1; d >= 0; --d) {
+      coord[d] = rem % out_sizes[d];
+      rem /= out_sizes[d];
+    }
+    std::vector<double> x;
+    std::vector<int64_t> xi;
+    for (int64_t i = 0; i < in.numel(); ++i) {
+      int64_t r = i;
+      bool match = true;
+      for (int d = static_cast<int>(c.sizes.size()) - 1; d >= 0; --d) {
+        int64_t cd = r % c.sizes[d];
+        r /= c.sizes[d];
+        if (!reduced[d] && cd != coord[d]) match = false;
+      }
+      if (match) {
+        x.push_back(in.value(i));
+        xi.push_back(in.ivalue(i));
+      }
+    }
+    Expected e = reference(c, x, xi);
+    auto check = [&](const TestTensor& out, double want, int64_t want_i, const char* what) {
+      if (is_int(out.dtype)) {
+        int64_t got = out.ivalue(o);
+        int64_t expect = is_int(c.compute) || c.op == ReduceOp::kCountNonzero ||
+                                 c.op == ReduceOp::kAll || c.op == ReduceOp::kAny ||
+                                 ((c.op == ReduceOp::kMax || c.op == ReduceOp::kMin ||
+                                   c.op == ReduceOp::kAminmax) && is_int(c.src))
+                             ? want_i
+                             : static_cast<int64_t>(want);
+        if (out.dtype == DType::kBool) expect = expect != 0;
+        if (got != expect && failures++ < 5) {
+          ADD_FAILURE() << what << " output " << o << ": got " << got << ", want " << expect;
+        }
+        return;
+      }
+      double got = out.value(o);
+      double want_r = round_to(out.dtype, want);
+      double tol = std::max(tolerance(out.dtype), tolerance(c.compute));
+      double scale = std::max(e.scale, std::abs(want));
+      if (!close(got, want_r, tol, scale) && failures++ < 5) {
+        ADD_FAILURE() << what << " output " << o << ": got " << got << ", want " << want_r
+                      << " (tol " << tol << " x " << scale << ")";
+      }
+    };
+    if (c.want_out0) check(out0, e.v0, e.i0, "out0");
+    if (c.want_out1) {
+      bool idx = c.op == ReduceOp::kArgMax || c.op == ReduceOp::kArgMin;
+      check(out1, idx ? static_cast<double>(e.i1) : e.v1, e.i1, "out1");
+    }
+  }
+  return failures;
+}
+
+using ReduceTest = DeviceTest;
+
+TEST_F(ReduceTest, SumEveryLayoutAndDimSet) {
+  struct Shape {
+    std::vector<int64_t> sizes, strides;
+    std::vector<int> dims;
+  };
+  std::vector<Shape> shapes = {
+      {{37, 53}, {}, {0}},       {{37, 53}, {}, {1}},           {{37, 53}, {}, {0, 1}},
+      {{5, 7, 9}, {}, {0, 2}},   {{5, 7, 9}, {}, {1}},          {{53, 37}, {1, 53}, {0}},
+      {{53, 37}, {1, 53}, {1}},  {{6, 10}, {20, 2}, {1}},       {{3, 1, 300}, {}, {2}},
+      {{300}, {}, {0}},          {{4, 5, 6, 7}, {}, {1, 3}},    {{2, 3}, {0, 1}, {0}},
+  };
+  std::vector<ops::ReduceOverride> forces = {{},           {0, 0, 0},       {8, 1, 0},
+                                             {3, 1, 0},    {2, 0, 3},       {-1, -1, 0, true},
+                                             {1, 0, 2, true}};
+  for (const Shape& s : shapes) {
+    for (const auto& f : forces) {
+      Case c;
+      c.sizes = s.sizes;
+      c.strides = s.strides;
+      c.dims = s.dims;
+      c.force = f;
+      SCOPED_TRACE(::testing::Message() << "shape " << s.sizes.size() << "d " << s.sizes[0]
+                                        << " ox_log2 " << f.ox_log2 << " splits " << f.splits);
+      EXPECT_EQ(run_case(dev(), c), 0);
+    }
+  }
+}
+
+TEST_F(ReduceTest, LargeFullSumUsesTwoPassesWithinTolerance) {
+  ops::ReducePlan plan = ops::plan_reduce(1, 100000, 1, 0, dev().caps());
+  EXPECT_GT(plan.splits, 1u);
+  Case c;
+  c.sizes = {100000};
+  c.dims = {0};
+  EXPECT_EQ(run_case(dev(), c), 0);
+  c.op = ReduceOp::kMean;
+  c.sizes = {250, 400};
+  c.dims = {0, 1};
+  EXPECT_EQ(run_case(dev(), c), 0);
+}
+
+TEST_F(ReduceTest, DtypesAndComputeDtypes) {
+  struct D {
+    ReduceOp op;
+    DType src, compute, out;
+  };
+  std::vector<D> list = {
+      {ReduceOp::kSum, DType::kF16, DType::kF16, DType::kF16},
+      {ReduceOp::kSum, DType::kBF16, DType::kBF16, DType::kBF16},
+      {ReduceOp::kSum, DType::kF64, DType::kF64, DType::kF64},
+      {ReduceOp::kSum, DType::kI32, DType::kI64, DType::kI64},
+      {ReduceOp::kSum, DType::kBool, DType::kI64, DType::kI64},
+      {ReduceOp::kSum, DType::kU8, DType::kI64, DType::kI64},
+      {ReduceOp::kSum, DType::kI8, DType::kI32, DType::kI32},
+      {ReduceOp::kSum, DType::kF32, DType::kF16, DType::kF16},
+      {ReduceOp::kSum, DType::kI16, DType::kF32, DType::kF32},
+      {ReduceOp::kSum, DType::kF32, DType::kF64, DType::kF64},
+      {ReduceOp::kMean, DType::kF16, DType::kF16, DType::kF16},
+      {ReduceOp::kMean, DType::kBF16, DType::kF32, DType::kF32},
+      {ReduceOp::kMean, DType::kF64, DType::kF64, DType::kF64},
+      {ReduceOp::kProd, DType::kI64, DType::kI64, DType::kI64},
+      {ReduceOp::kProd, DType::kF64, DType::kF64, DType::kF64},
+      {ReduceOp::kNanSum, DType::kF32, DType::kF32, DType::kF32},
+  };
+  for (const D& d : list) {
+    for (std::vector<int> dims : {std::vector<int>{1}, std::vector<int>{0, 1}}) {
+      Case c;
+      c.op = d.op;
+      c.src = d.src;
+      c.compute = d.compute;
+      c.out0 = d.out;
+      c.sizes = {9, d.op == ReduceOp::kProd ? 7 : 301};
+      c.dims = dims;
+      if (d.op == ReduceOp::kNanSum) c.plant = {{3, NAN}, {400, NAN}};
+      SCOPED_TRACE(::testing::Message() << "op " << int(d.op) << " " << dtype_name(d.src) << "->"
+                                        << dtype_name(d.compute) << " dims " << dims.size());
+      EXPECT_EQ(run_case(dev(), c), 0);
+    }
+  }
+}
+
+TEST_F(ReduceTest, ProdOfIntegersWrapsLikeInt64) {
+  Case c;
+  c.op = ReduceOp::kProd;
+  c.src = DType::kI32;
+  c.compute = c.out0 = DType::kI64;
+  c.sizes = {3, 40};
+  c.dims = {1};
+  c.force.splits = 3;
+  EXPECT_EQ(run_case(dev(), c), 0);
+}
+
+TEST_F(ReduceTest, MaxMinArgFirstOccurrenceAndNan) {
+  for (ReduceOp op : {ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kArgMax, ReduceOp::kArgMin}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kU8, DType::kBool, DType::kF64}) {
+      for (uint32_t splits : {0u, 4u}) {
+        Case c;
+        c.op = op;
+        c.src = c.compute = c.out0 = t;
+        c.want_out1 = op == ReduceOp::kArgMax || op == ReduceOp::kArgMin;
+        c.sizes = {6, 700};
+        c.dims = {1};
+        c.force.splits = splits;
+        // Repeated extremes: the first one must win (small integer range gives many ties).
+        if (dtype_is_float(t)) {
+          c.plant = {{20, 9.0}, {90, 9.0}, {30, -9.0}, {95, -9.0},  // row 0
+                     {800, NAN}, {1300, NAN}, {1000, 9.0}};          // row 1 NaN, first wins
+        }
+        SCOPED_TRACE(::testing::Message() << "op " << int(op) << " " << dtype_name(t));
+        EXPECT_EQ(run_case(dev(), c), 0);
+      }
+    }
+  }
+}
+
+TEST_F(ReduceTest, ArgMaxOverAllDimsOfTransposedInputUsesLogicalOrder) {
+  Case c;
+  c.op = ReduceOp::kArgMax;
+  c.src = c.compute = c.out0 = DType::kI16;
+  c.sizes = {40, 30};
+  c.strides = {1, 40};
+  c.dims = {0, 1};
+  c.want_out1 = true;
+  EXPECT_EQ(run_case(dev(), c), 0);
+}
+
+TEST_F(ReduceTest, AllAnyCountNonzero) {
+  for (ReduceOp op : {ReduceOp::kAll, ReduceOp::kAny, ReduceOp::kCountNonzero}) {
+    for (DType t : {DType::kF32, DType::kBool, DType::kU8, DType::kI64, DType::kF64}) {
+      Case c;
+      c.op = op;
+      c.src = c.compute = t;
+      c.out0 = op == ReduceOp::kCountNonzero ? DType::kI64 : DType::kBool;
+      c.sizes = {5, 64};
+      c.dims = {1};
+      c.plant = {{64, 0}, {200, 0}};
+      if (t == DType::kBool || t == DType::kU8) {
+        c.plant.clear();
+        for (int i = 0; i < 64; ++i) c.plant.push_back({128 + i, 1});  // row 2: all true
+        for (int i = 0; i < 64; ++i) c.plant.push_back({192 + i, 0});  // row 3: all false
+      }
+      if (t == DType::kF32) c.plant.push_back({5, NAN});
+      SCOPED_TRACE(::testing::Message() << "op " << int(op) << " " << dtype_name(t));
+      EXPECT_EQ(run_case(dev(), c), 0);
+    }
+  }
+}
+
+TEST_F(ReduceTest, VarStdWithMeanAndCorrection) {
+  for (ReduceOp op : {ReduceOp::kVar, ReduceOp::kStd}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kF64}) {
+      for (double corr : {0.0, 1.0, 2.5}) {
+        for (uint32_t splits : {0u, 5u}) {
+          Case c;
+          c.op = op;
+          c.src = c.compute = c.out0 = c.out1 = t;
+          c.want_out1 = true;
+          c.correction = corr;
+          c.sizes = {4, 333};
+          c.dims = {1};
+          c.force.splits = splits;
+          SCOPED_TRACE(::testing::Message() << "op " << int(op) << " " << dtype_name(t) << " c "
+                                            << corr << " splits " << splits);
+          EXPECT_EQ(run_case(dev(), c), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ReduceTest, VarianceOfOneElementIsNanOrZero) {
+  TestTensor in(dev(), DType::kF32, {3, 1});
+  in.fill_random(5);
+  in.upload();
+  TestTensor out(dev(), DType::kF32, {3, 1});
+  ops::ReduceArgs a;
+  a.op = ReduceOp::kVar;
+  a.src = in.desc();
+  a.dims = {1};
+  a.out0 = out.desc();
+  ops::reduce(dev(), a);
+  out.download();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(out.value(i)));
+  a.correction = 0;
+  ops::reduce(dev(), a);
+  out.download();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out.value(i), 0.0);
+}
+
+TEST_F(ReduceTest, NormsEveryOrder) {
+  for (double p : {2.0, 1.0, 0.0, 3.0, 0.5, double(INFINITY), -double(INFINITY)}) {
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF64}) {
+      Case c;
+      c.op = ReduceOp::kNorm;
+      c.src = c.compute = c.out0 = t;
+      c.p = p;
+      c.sizes = {7, 129};
+      c.dims = {0, 1};
+      c.plant = {{10, 0.0}};
+      SCOPED_TRACE(::testing::Message() << "p " << p << " " << dtype_name(t));
+      EXPECT_EQ(run_case(dev(), c), 0);
+    }
+  }
+}
+
+TEST_F(ReduceTest, LogSumExpIncludingInfinities) {
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
+    Case c;
+    c.op = ReduceOp::kLogSumExp;
+    c.src = c.compute = c.out0 = t;
+    c.sizes = {5, 200};
+    c.dims = {1};
+    c.force.splits = 3;
+    c.plant = {{3, 80.0}};  // exp overflows without the max shift
+    for (int i = 0; i < 200; ++i) c.plant.push_back({200 + i, -INFINITY});  // row 1: all -inf
+    c.plant.push_back({450, INFINITY});                                      // row 2: +inf
+    SCOPED_TRACE(dtype_name(t));
+    EXPECT_EQ(run_case(dev(), c), 0);
+  }
+}
+
+TEST_F(ReduceTest, AminmaxBothOutputs) {
+  Case c;
+  c.op = ReduceOp::kAminmax;
+  c.src = c.compute = c.out0 = c.out1 = DType::kF32;
+  c.want_out1 = true;
+  c.sizes = {12, 77};
+  c.strides = {1, 12};
+  c.dims = {1};
+  EXPECT_EQ(run_case(dev(), c), 0);
+}
+
+TEST_F(ReduceTest, EmptyReductionsGiveIdentities) {
+  TestTensor in(dev(), DType::kF32, {3, 0});
+  TestTensor out(dev(), DType::kF32, {3, 1});
+  ops::ReduceArgs a;
+  a.src = in.desc();
+  a.dims = {1};
+  a.out0 = out.desc();
+  std::vector<std::pair<ReduceOp, double>> expect = {
+      {ReduceOp::kSum, 0.0}, {ReduceOp::kProd, 1.0}, {ReduceOp::kMean, NAN},
+      {ReduceOp::kVar, NAN}, {ReduceOp::kLogSumExp, -INFINITY}, {ReduceOp::kNorm, 0.0}};
+  for (auto [op, want] : expect) {
+    a.op = op;
+    ops::reduce(dev(), a);
+    out.download();
+    for (int i = 0; i < 3; ++i) {
+      double got = out.value(i);
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << int(op) << ": " << got;
+    }
+  }
+  a.op = ReduceOp::kMax;
+  EXPECT_THROW(ops::reduce(dev(), a), InvalidArgument);
+}
+
+TEST_F(ReduceTest, BadArgumentsThrow) {
+  TestTensor in(dev(), DType::kI32, {4, 5});
+  TestTensor out(dev(), DType::kF32, {4, 1});
+  ops::ReduceArgs a;
+  a.src = in.desc();
+  a.dims = {1};
+  a.out0 = out.desc();
+  a.op = ReduceOp::kMean;
+  a.compute = DType::kI64;
+  EXPECT_THROW(ops::reduce(dev(), a), InvalidArgument);  // mean of integers
+  a.op = ReduceOp::kSum;
+  a.dims = {2};
+  EXPECT_THROW(ops::reduce(dev(), a), InvalidArgument);  // dim out of range
+  a.dims = {0};
+  EXPECT_THROW(ops::reduce(dev(), a), InvalidArgument);  // output shape does not match
+}
+
+TEST(ReducePlanTest, LayoutsFollowTheShape) {
+  DeviceCaps gpu;
+  gpu.kind = DeviceKind::kDiscrete;
+  // Row reduction: threads share an output.
+  ops::ReducePlan row = ops::plan_reduce(1000, 4096, 1, 4096, gpu);
+  EXPECT_FALSE(row.ox_fast);
+  EXPECT_EQ(row.ox_log2, 0u);
+  // Column reduction: neighbouring threads take neighbouring outputs.
+  ops::ReducePlan col = ops::plan_reduce(4096, 1000, 4096, 1, gpu);
+  EXPECT_TRUE(col.ox_fast);
+  EXPECT_GE(col.ox_log2, 5u);
+  // Tiny reductions: one thread per output, one pass.
+  ops::ReducePlan tiny = ops::plan_reduce(100000, 2, 1, 2, gpu);
+  EXPECT_EQ(tiny.ox_log2, 8u);
+  EXPECT_EQ(tiny.splits, 1u);
+  // A full reduction of many elements is split over many workgroups.
+  ops::ReducePlan full = ops::plan_reduce(1, 1 << 24, 1, 0, gpu);
+  EXPECT_GE(full.splits, 256u);
+  EXPECT_GE(full.chunk * full.splits, int64_t{1} << 24);
+}
+
+}  // namespace
+}  // namespace vkml::testing

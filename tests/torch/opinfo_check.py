@@ -1,0 +1,183 @@
+"""Runs one PyTorch OpInfo entry on vkml against the CPU, for one dtype.
+
+Shared by the full sweep (scripts/opinfo_sweep.py, `make opinfo`) and the CI regression subset
+(tests/torch/test_opinfo.py). Statuses:
+  pass        every sample matched the CPU (forward; gradients for float32 where the op has them)
+  fails       a mismatch or an unexpected error, with the first reason
+  not_native  the op (or one it decomposes into) has no vkml kernel (VKML_FALLBACK=error raised)
+  skipped     PyTorch itself marks this case unsupported, or the op is random / uninitialised
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+import torch_vkml  # noqa: F401
+
+os.environ.setdefault("VKML_FALLBACK", "error")
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8,
+          torch.int16, torch.int32, torch.int64, torch.bool]
+DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in DTYPES}
+
+# Tolerances against the CPU computing in the same dtype. Slightly looser than assert_close's
+# defaults for floats, since GPU transcendental functions differ from the CPU's by a few ulp.
+TOLERANCES = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7),
+              torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
+
+# Ops whose values are random or uninitialised: only shapes could be compared.
+NONDETERMINISTIC = ("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided",
+                    "normal", "bernoulli", "rand", "randn", "randint", "uniform", "multinomial",
+                    "dropout", "randperm", "exponential", "geometric", "cauchy", "log_normal",
+                    "nn.functional.dropout", "nn.functional.rrelu", "nn.functional.alpha_dropout",
+                    "nn.functional.feature_alpha_dropout", "rand_like", "randn_like",
+                    "randint_like", "bernoulli", "normal.in_place", "hash_tensor")
+
+# Cases whose meaning depends on storage outside the view, which moving a sample cannot keep.
+STORAGE_DEPENDENT = ("as_strided.partial_views", "as_strided_scatter")
+
+# Ops whose index arguments must stay on the CPU (PyTorch requires it).
+CPU_INDEX_ARGS = ("tensor_split",)
+
+MAX_SAMPLES = int(os.environ.get("VKML_OPINFO_SAMPLES", "12"))
+
+
+def op_key(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def _to_vkml(x):
+    if isinstance(x, torch.Tensor):
+        y = x.detach().to("vkml")
+        return y.requires_grad_(x.requires_grad)
+    return x
+
+
+def _to_cpu(x):
+    return x.detach().cpu() if isinstance(x, torch.Tensor) else x
+
+
+def _is_fallback_error(e: BaseException) -> bool:
+    """No vkml kernel, or a dtype vkml does not support (complex, uint16/32/64)."""
+    msg = str(e)
+    return isinstance(e, NotImplementedError) and (
+        "has no vkml kernel" in msg or "is not supported on vkml devices" in msg)
+
+
+def _fallback_reason(e: BaseException) -> str:
+    msg = str(e)
+    if "is not supported on vkml devices" in msg:
+        return msg.split("vkml: ")[-1].split(" is not supported")[0] + " unsupported"
+    return " ".join(msg.split("'")[1:2]) or "fallback"
+
+
+def _compare(actual, expected, dtype) -> str | None:
+    a_flat, _ = tree_flatten(tree_map(_to_cpu, actual))
+    e_flat, _ = tree_flatten(expected)
+    if len(a_flat) != len(e_flat):
+        return f"output structure differs ({len(a_flat)} vs {len(e_flat)} leaves)"
+    rtol, atol = TOLERANCES.get(dtype, (0, 0))
+    for a, e in zip(a_flat, e_flat):
+        if isinstance(e, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                return f"expected a tensor, got {type(a).__name__}"
+            if a.dtype != e.dtype or a.shape != e.shape:
+                return f"dtype/shape {a.dtype}{tuple(a.shape)} != {e.dtype}{tuple(e.shape)}"
+            try:
+                torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True,
+                                           check_stride=False)
+            except AssertionError as err:
+                return " ".join(str(err).split())[:300]
+        elif isinstance(e, (int, float, bool, complex)) and a != e and not (a != a and e != e):
+            return f"scalar {a} != {e}"
+    return None
+
+
+def _grad_check(op, sample, vk_sample) -> str | None:
+    """Gradients of sum(out * g) w.r.t. every float input, vkml against CPU (float32 only)."""
+    def inputs(s):
+        leaves, _ = tree_flatten((s.input, s.args, s.kwargs))
+        return [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
+
+    cpu_in, vk_in = inputs(sample), inputs(vk_sample)
+    if not cpu_in:
+        return None
+    cpu_out = op(sample.input, *sample.args, **sample.kwargs)
+    vk_out = op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs)
+    cpu_outs = [t for t in tree_flatten(cpu_out)[0]
+                if isinstance(t, torch.Tensor) and t.requires_grad]
+    vk_outs = [t for t in tree_flatten(vk_out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not cpu_outs or len(cpu_outs) != len(vk_outs):
+        return None
+    gen = torch.Generator().manual_seed(0)
+    grads = [torch.randn(t.shape, dtype=t.dtype, generator=gen) for t in cpu_outs]
+    cpu_g = torch.autograd.grad(cpu_outs, cpu_in, grads, allow_unused=True)
+    vk_grads = [g.to(t.device) for g, t in zip(grads, vk_outs)]
+    vk_g = torch.autograd.grad(vk_outs, vk_in, vk_grads, allow_unused=True)
+    for a, e in zip(vk_g, cpu_g):
+        if (a is None) != (e is None):
+            return "gradient defined on one device only"
+        if e is not None:
+            why = _compare(a, e, torch.float32)
+            if why:
+                return "gradient: " + why
+    return None
+
+
+def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tuple[str, str]:
+    """Returns (status, reason) for one OpInfo entry and dtype."""
+    if op.name in NONDETERMINISTIC or op.name.startswith("_refs") or op.name.startswith("empty"):
+        return "skipped", "random or uninitialised values"
+    if op_key(op) in STORAGE_DEPENDENT:
+        return "skipped", "depends on storage outside the view"
+    if dtype not in op.dtypes:
+        return "skipped", "dtype not supported by the op on CPU"
+    want_grad = grads and dtype == torch.float32 and op.supports_autograd
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=want_grad))[:max_samples]
+    except Exception as e:  # noqa: BLE001 - a broken sample generator is PyTorch's, not ours
+        return "skipped", f"sample generation failed: {type(e).__name__}"
+    if not samples:
+        return "skipped", "no samples"
+    checked = 0
+    for sample in samples:
+        try:
+            expected = op(sample.input, *sample.args, **sample.kwargs)
+            expected = tree_map(_to_cpu, expected)
+        except Exception as e:  # noqa: BLE001 - the CPU rejects it: vkml must too
+            cpu_error = type(e)
+        else:
+            cpu_error = None
+        if op.name in CPU_INDEX_ARGS:
+            vk_sample = sample.transform(lambda t: _to_vkml(t) if t is sample.input else t)
+        else:
+            vk_sample = sample.transform(_to_vkml)
+        try:
+            actual = op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs)
+        except Exception as e:  # noqa: BLE001
+            if _is_fallback_error(e):
+                return "not_native", _fallback_reason(e)
+            if cpu_error is not None:
+                if not isinstance(e, cpu_error):
+                    return "fails", f"raised {type(e).__name__}, CPU raised {cpu_error.__name__}"
+                continue
+            return "fails", f"{type(e).__name__}: {' '.join(str(e).split())[:250]}"
+        if cpu_error is not None:
+            return "fails", f"accepted an input the CPU rejects ({cpu_error.__name__})"
+        why = _compare(actual, expected, dtype)
+        if why:
+            return "fails", why
+        if want_grad:
+            try:
+                why = _grad_check(op, sample, vk_sample)
+            except Exception as e:  # noqa: BLE001
+                if _is_fallback_error(e):
+                    return "not_native", "backward: " + _fallback_reason(e)
+                why = f"backward raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            if why:
+                return "fails", why
+        checked += 1
+    return "pass", f"{checked} samples"

@@ -1,0 +1,139 @@
+"""Convolutions on vkml against a float64 CPU reference: forward and the input, weight and bias
+gradients over 1-D/2-D/3-D geometries with stride, padding ('same' too), dilation, groups,
+depthwise, 1x1 kernels, transposed forms with output_padding, strided inputs, every float dtype."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_vkml
+
+TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-10}
+CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+# (spatial input size, in channels, out channels, kernel, keyword arguments)
+CASES = [
+    ((11,), 3, 4, (3,), dict(stride=2, padding=1)),
+    ((12,), 4, 6, (4,), dict(dilation=2, padding=3, groups=2)),
+    ((9, 7), 3, 5, (3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2))),
+    ((8, 6), 4, 6, (3, 3), dict(groups=2, padding=1)),
+    ((7, 7), 3, 6, (3, 3), dict(groups=3, stride=2, padding=1)),  # depthwise, multiplier 2
+    ((6, 5), 5, 7, (1, 1), {}),  # pointwise
+    ((7, 6), 3, 4, (3, 3), dict(padding="same", dilation=2)),
+    ((5, 4, 6), 2, 3, (2, 3, 2), dict(stride=(1, 2, 1), padding=(1, 0, 1))),
+    ((4, 5, 4), 3, 3, (3, 3, 3), dict(groups=3, padding=1)),  # depthwise 3-D
+]
+
+# (spatial input size, in channels, out channels, kernel, keyword arguments) of transposed convs
+CASES_T = [
+    ((7,), 3, 4, (3,), dict(stride=2, padding=1, output_padding=1)),
+    ((5, 6), 4, 6, (3, 2), dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2)),
+    ((5, 5), 3, 2, (3, 3), dict(dilation=2, padding=2)),
+    ((6,), 2, 3, (3,), dict(dilation=3, output_padding=2)),  # output_padding >= stride
+    ((4, 4), 4, 4, (3, 3), dict(groups=4, stride=2, padding=1)),  # depthwise transposed
+    ((3, 4, 3), 2, 3, (2, 3, 2), dict(stride=2, output_padding=(1, 0, 1))),
+]
+
+
+def rel_err(got, ref):
+    got = got.cpu().double()
+    assert got.shape == ref.shape
+    return (got - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+
+
+def run_case(size, cin, cout, kernel, kw, dtype, transposed, gen, bias=True, layout=None):
+    spatial = len(size)
+    groups = kw.get("groups", 1)
+    fn = (CONV_T if transposed else CONV)[spatial]
+    x = torch.randn(2, cin, *size, generator=gen, dtype=torch.float64).to(dtype)
+    w_shape = (cin, cout // groups, *kernel) if transposed else (cout, cin // groups, *kernel)
+    w = torch.randn(*w_shape, generator=gen, dtype=torch.float64).to(dtype)
+    b = torch.randn(cout, generator=gen, dtype=torch.float64).to(dtype) if bias else None
+
+    ref_args = [t.double().clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    ref = fn(*ref_args, **kw)
+    g = torch.randn(ref.shape, generator=gen, dtype=torch.float64).to(dtype)
+    ref.backward(g.double())
+
+    xv = x.to("vkml")
+    if layout == "channels_last":
+        xv = xv.contiguous(memory_format=torch.channels_last)
+    elif layout == "sliced":  # every other element of a wider tensor
+        wide = torch.zeros(*x.shape[:-1], 2 * x.shape[-1], dtype=dtype)
+        wide[..., ::2] = x
+        xv = wide.to("vkml")[..., ::2]
+    dev_args = [
+        t.detach().to("vkml").requires_grad_() if t is not None else None for t in (xv, w, b)
+    ]
+    out = fn(*dev_args, **kw)
+    out.backward(g.to("vkml"))
+
+    tol = TOL[dtype]
+    assert out.dtype == dtype and out.device.type == "vkml"
+    assert rel_err(out, ref) <= tol, "forward"
+    for name, got, want in zip(("input", "weight", "bias"), dev_args, ref_args, strict=True):
+        if want is None:
+            continue
+        assert got.grad is not None, name
+        assert rel_err(got.grad, want.grad) <= tol, f"grad {name}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0])}d-{c[4]}")
+def test_conv_forward_and_gradients(case, gen, fallback):
+    run_case(*case, torch.float32, False, gen)
+    assert torch_vkml.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("case", CASES_T, ids=lambda c: f"{len(c[0])}d-{c[4]}")
+def test_conv_transpose_forward_and_gradients(case, gen, fallback):
+    run_case(*case, torch.float32, True, gen)
+    assert torch_vkml.fallback_stats() == {}
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float16, torch.bfloat16] + ([torch.float64] if torch_vkml.has_float64_support() else []),
+)
+def test_half_and_double(dtype, gen):
+    run_case(*CASES[2], dtype, False, gen)
+    run_case(*CASES[4], dtype, False, gen)
+    run_case(*CASES_T[1], dtype, True, gen)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "sliced"])
+def test_strided_inputs_and_no_bias(layout, gen, fallback):
+    run_case(*CASES[2], torch.float32, False, gen, bias=False, layout=layout)
+    run_case(*CASES_T[1], torch.float32, True, gen, bias=False, layout=layout)
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_module(gen, fallback):
+    conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+    x = torch.randn(2, 3, 6, 5, generator=gen)
+    ref = conv(x)
+    got = conv.to("vkml")(x.to("vkml"))
+    assert rel_err(got, ref.detach().double()) <= 1e-4
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_zero_batch(fallback):
+    # PyTorch sends empty batches to its own "Empty" path (elementwise mul/add), not to us.
+    conv = torch.nn.Conv2d(3, 4, 3, padding=1).to("vkml")
+    assert conv(torch.empty(0, 3, 6, 5, device="vkml")).shape == (0, 4, 6, 5)
+
+
+def test_bad_inputs_raise_like_cpu():
+    x, w = torch.randn(1, 3, 5, 5), torch.randn(4, 2, 3, 3)
+    for dev in ("cpu", "vkml"):
+        with pytest.raises(RuntimeError):
+            F.conv2d(x.to(dev), w.to(dev))  # channel mismatch
+        with pytest.raises(RuntimeError):
+            F.conv2d(x.to(dev), torch.randn(4, 3, 3, 3, dtype=torch.float64).to(dev))
+        with pytest.raises(RuntimeError):
+            F.conv2d(x.to(dev), torch.randn(4, 3, 7, 7).to(dev))  # kernel larger than input
+    with pytest.raises(RuntimeError):  # NotImplementedError is a RuntimeError, as on CPU
+        F.conv2d(
+            torch.ones(1, 3, 5, 5, dtype=torch.int64, device="vkml"),
+            torch.ones(4, 3, 3, 3, dtype=torch.int64, device="vkml"),
+        )

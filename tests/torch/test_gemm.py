@@ -1,0 +1,283 @@
+"""Matrix products on vkml against a float64 CPU reference: mm, addmm, bmm, baddbmm, addbmm, mv,
+addmv, dot, vdot, addr (functional, in-place, out=), matmul over rank combinations, linear,
+autograd without layout copies, and bad-input errors."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torch_vkml
+
+# float64 runs where the device has fp64 arithmetic (lavapipe and the H200 do).
+DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
+    [torch.float64] if torch_vkml.has_float64_support() else []
+)
+TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-10}
+
+
+def rand(*shape, dtype=torch.float32, gen=None):
+    return torch.randn(*shape, generator=gen, dtype=torch.float64).to(dtype)
+
+
+def dev(t):
+    return t.to("vkml")
+
+
+def dev_view(t):
+    """The same view (sizes, strides, offset) of a vkml copy of t's base tensor."""
+    base = t if t._base is None else t._base
+    return dev(base.contiguous()).as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+def check(got, ref, dtype):
+    """got (vkml) vs ref (float64 CPU): worst error relative to the result's magnitude."""
+    assert got.device.type == "vkml"
+    assert got.dtype == dtype
+    got = got.cpu().double()
+    assert got.shape == ref.shape
+    if ref.numel() == 0:
+        return
+    scale = max(ref.abs().max().item(), 1e-6)
+    err = (got - ref).abs().max().item() / scale
+    assert err <= TOL[dtype], f"relative error {err}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "m,k,n", [(1, 1, 1), (7, 3, 5), (33, 17, 65), (0, 3, 4), (3, 0, 4), (3, 4, 0), (70, 130, 9)]
+)
+def test_mm_shapes_and_dtypes(dtype, m, k, n, gen):
+    a, b = rand(m, k, dtype=dtype, gen=gen), rand(k, n, dtype=dtype, gen=gen)
+    check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_mm_noncontiguous_operands(dtype, gen):
+    base_a, base_b = rand(40, 30, dtype=dtype, gen=gen), rand(22, 60, dtype=dtype, gen=gen)
+    cases = [
+        (base_a.t()[:, :22], base_b),  # transposed A
+        (base_a[:, :22], base_b.t().t()),
+        (base_a[::2, ::2][:, :11], base_b[::2, ::3]),  # neither stride is 1
+        (base_a[:, :22], base_b[:, :31].t().contiguous().t()),  # column-major B
+        (base_a[:1, :22].expand(5, 22), base_b),  # broadcast rows (stride 0)
+    ]
+    for a, b in cases:
+        da, db = dev_view(a), dev_view(b)
+        assert da.stride() == a.stride() and db.stride() == b.stride()
+        check(torch.mm(da, db), a.double() @ b.double(), dtype)
+
+
+def test_mm_out_resize_and_aliasing(gen):
+    a, b = rand(6, 6, gen=gen), rand(6, 6, gen=gen)
+    da, db = dev(a), dev(b)
+    out = torch.empty(0, device="vkml")
+    torch.mm(da, db, out=out)
+    check(out, a.double() @ b.double(), torch.float32)
+    # out is an input: the product must still use the old values.
+    torch.mm(da, db, out=da)
+    check(da, a.double() @ b.double(), torch.float32)
+    # out is a transposed view: written through its strides.
+    target = torch.zeros(6, 6, device="vkml").t()
+    torch.mm(dev(a), db, out=target)
+    check(target, a.double() @ b.double(), torch.float32)
+    with pytest.raises(RuntimeError, match="dtype"):
+        torch.mm(dev(a), db, out=torch.empty(6, 6, device="vkml", dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_addmm_broadcast_alpha_beta_inplace(dtype, gen):
+    m1, m2 = rand(9, 13, dtype=dtype, gen=gen), rand(13, 11, dtype=dtype, gen=gen)
+    prod = m1.double() @ m2.double()
+    for self_shape in [(11,), (9, 11), (1, 11), (9, 1)]:
+        s = rand(*self_shape, dtype=dtype, gen=gen)
+        got = torch.addmm(dev(s), dev(m1), dev(m2), beta=0.5, alpha=-1.5)
+        check(got, 0.5 * s.double() + (-1.5) * prod, dtype)
+    # beta == 0 ignores self, NaN included.
+    nan_self = torch.full((9, 11), float("nan"), dtype=dtype)
+    check(torch.addmm(dev(nan_self), dev(m1), dev(m2), beta=0), prod, dtype)
+    s = rand(9, 11, dtype=dtype, gen=gen)
+    ds = dev(s)
+    ds.addmm_(dev(m1), dev(m2), beta=2.0, alpha=0.25)
+    check(ds, 2.0 * s.double() + 0.25 * prod, dtype)
+    out = torch.empty(9, 11, device="vkml", dtype=dtype)
+    torch.addmm(dev(s[0]), dev(m1), dev(m2), out=out)
+    check(out, s[0].double() + prod, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_bmm_baddbmm(dtype, gen):
+    b1, b2 = rand(4, 7, 5, dtype=dtype, gen=gen), rand(4, 5, 6, dtype=dtype, gen=gen)
+    ref = b1.double() @ b2.double()
+    check(torch.bmm(dev(b1), dev(b2)), ref, dtype)
+    # transposed batches and a broadcast (stride 0) batch operand
+    t1 = dev(b1.transpose(1, 2).contiguous()).transpose(1, 2)
+    check(torch.bmm(t1, dev(b2)), ref, dtype)
+    shared = rand(1, 5, 6, dtype=dtype, gen=gen)
+    check(torch.bmm(dev(b1), dev(shared).expand(4, 5, 6)), b1.double() @ shared.double(), dtype)
+    s = rand(7, 6, dtype=dtype, gen=gen)
+    check(torch.baddbmm(dev(s), dev(b1), dev(b2), beta=-1, alpha=2), -s.double() + 2 * ref, dtype)
+    full = rand(4, 7, 6, dtype=dtype, gen=gen)
+    d = dev(full)
+    d.baddbmm_(dev(b1), dev(b2))
+    check(d, full.double() + ref, dtype)
+    out = torch.empty(0, device="vkml", dtype=dtype)
+    torch.bmm(dev(b1), dev(b2), out=out)
+    check(out, ref, dtype)
+    check(torch.bmm(dev(b1[:0]), dev(b2[:0])), ref[:0], dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_addbmm(dtype, gen):
+    b1, b2 = rand(3, 7, 5, dtype=dtype, gen=gen), rand(3, 5, 6, dtype=dtype, gen=gen)
+    s = rand(7, 6, dtype=dtype, gen=gen)
+    ref = 0.5 * s.double() + 2 * (b1.double() @ b2.double()).sum(0)
+    check(torch.addbmm(dev(s), dev(b1), dev(b2), beta=0.5, alpha=2), ref, dtype)
+    d = dev(s)
+    d.addbmm_(dev(b1), dev(b2), beta=0.5, alpha=2)
+    check(d, ref, dtype)
+    check(torch.addbmm(dev(s), dev(b1[:0]), dev(b2[:0]), beta=3), 3 * s.double(), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_vector_products(dtype, gen):
+    mat, vec = rand(37, 23, dtype=dtype, gen=gen), rand(23, dtype=dtype, gen=gen)
+    ref = mat.double() @ vec.double()
+    check(torch.mv(dev(mat), dev(vec)), ref, dtype)
+    check(torch.mv(dev(mat.t().contiguous()).t(), dev(vec)), ref, dtype)  # column-major
+    s = rand(37, dtype=dtype, gen=gen)
+    check(torch.addmv(dev(s), dev(mat), dev(vec), beta=2, alpha=-1), 2 * s.double() - ref, dtype)
+    check(torch.addmv(dev(s[:1]), dev(mat), dev(vec)), s[:1].double() + ref, dtype)
+    d = dev(s)
+    d.addmv_(dev(mat), dev(vec))
+    check(d, s.double() + ref, dtype)
+    out = torch.empty(37, device="vkml", dtype=dtype)
+    torch.mv(dev(mat), dev(vec), out=out)
+    check(out, ref, dtype)
+    x, y = rand(1000, dtype=dtype, gen=gen), rand(2000, dtype=dtype, gen=gen)[::2]  # y strided
+    check(torch.dot(dev(x), dev_view(y)), x.double() @ y.double(), dtype)
+    check(torch.vdot(dev(x), dev(y.contiguous())), x.double() @ y.double(), dtype)
+    o = torch.empty((), device="vkml", dtype=dtype)
+    torch.dot(dev(x), dev(y.contiguous()), out=o)
+    check(o, x.double() @ y.double(), dtype)
+    check(
+        torch.dot(dev(x[:0]), dev(y[:0].contiguous())),
+        torch.tensor(0.0, dtype=torch.float64),
+        dtype,
+    )
+    v1, v2 = rand(8, dtype=dtype, gen=gen), rand(5, dtype=dtype, gen=gen)
+    a = rand(8, 5, dtype=dtype, gen=gen)
+    outer = torch.outer(v1.double(), v2.double())
+    check(
+        torch.addr(dev(a), dev(v1), dev(v2), beta=0.5, alpha=3), 0.5 * a.double() + 3 * outer, dtype
+    )
+    d = dev(a)
+    d.addr_(dev(v1), dev(v2))
+    check(d, a.double() + outer, dtype)
+
+
+def test_strided_vectors(gen):
+    mat, vec = rand(20, 30, gen=gen), rand(60, gen=gen)
+    got = torch.mv(dev(mat), dev(vec)[::2])
+    check(got, mat.double() @ vec[::2].double(), torch.float32)
+    x = rand(90, gen=gen)
+    check(torch.dot(dev(x)[::3], dev(vec)[:30]), x[::3].double() @ vec[:30].double(), torch.float32)
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((5,), (5,)),
+        ((4, 5), (5,)),
+        ((5,), (5, 3)),
+        ((4, 5), (5, 3)),
+        ((2, 4, 5), (5,)),
+        ((5,), (2, 5, 3)),
+        ((2, 4, 5), (2, 5, 3)),
+        ((2, 4, 5), (5, 3)),
+        ((4, 5), (2, 5, 3)),
+        ((3, 1, 4, 5), (2, 5, 3)),
+        ((2, 3, 4, 5), (2, 3, 5, 6)),
+    ],
+)
+def test_matmul_every_rank_runs_natively(sa, sb, gen, fallback):
+    a, b = rand(*sa, gen=gen), rand(*sb, gen=gen)
+    check(torch.matmul(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_linear_runs_natively(gen, fallback):
+    w, bias = rand(6, 10, gen=gen), rand(6, gen=gen)
+    for shape in [(4, 10), (3, 4, 10), (2, 3, 4, 10)]:
+        x = rand(*shape, gen=gen)
+        ref = F.linear(x.double(), w.double(), bias.double())
+        check(F.linear(dev(x), dev(w), dev(bias)), ref, torch.float32)
+        check(F.linear(dev(x), dev(w)), F.linear(x.double(), w.double()), torch.float32)
+    assert torch_vkml.fallback_stats() == {}
+
+
+class OpLog(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func.overloadpacket))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("case", ["mm", "bmm", "matmul3d", "linear"])
+def test_autograd_matches_cpu_without_copies(case, gen, fallback):
+    shapes = {
+        "mm": ((7, 9), (9, 5)),
+        "bmm": ((3, 7, 9), (3, 9, 5)),
+        "matmul3d": ((3, 7, 9), (9, 5)),
+        "linear": ((4, 7, 9), (5, 9)),
+    }[case]
+    a, b = rand(*shapes[0], gen=gen), rand(*shapes[1], gen=gen)
+
+    def f(x, y):
+        if case == "mm":
+            return torch.mm(x, y)
+        if case == "bmm":
+            return torch.bmm(x, y)
+        if case == "matmul3d":
+            return torch.matmul(x, y)
+        return F.linear(x, y)
+
+    ca, cb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    va, vb = dev(a).requires_grad_(), dev(b).requires_grad_()
+    out_cpu, out_dev = f(ca, cb), f(va, vb)
+    g = rand(*out_cpu.shape, gen=gen)
+    out_cpu.backward(g)
+    log = OpLog()
+    with log:
+        out_dev.backward(dev(g))
+    check(va.grad, ca.grad.double(), torch.float32)
+    check(vb.grad, cb.grad.double(), torch.float32)
+    copies = [op for op in log.ops if op in ("aten.clone", "aten.contiguous", "aten.copy_")]
+    assert copies == [], log.ops
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_bad_inputs_raise_like_cpu():
+    a, b = torch.randn(2, 3), torch.randn(4, 5)
+    for x, y in [(a, b), (a, torch.randn(3)), (torch.randn(3), b)]:
+        with pytest.raises(RuntimeError):
+            torch.mm(x, y)
+        with pytest.raises(RuntimeError):
+            torch.mm(dev(x), dev(y))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.mm(dev(a), dev(torch.randn(3, 2, dtype=torch.float64)))
+    with pytest.raises(RuntimeError):
+        torch.bmm(dev(torch.randn(2, 3, 4)), dev(torch.randn(3, 4, 5)))
+    with pytest.raises(RuntimeError):
+        torch.dot(dev(torch.randn(3)), dev(torch.randn(4)))
+    with pytest.raises(RuntimeError):
+        torch.mv(dev(a), dev(torch.randn(4)))
+    with pytest.raises(RuntimeError):
+        torch.addmm(dev(torch.randn(3)), dev(a), dev(torch.randn(3, 4)))
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.mm(dev(a), torch.randn(3, 2))
+    with pytest.raises(NotImplementedError):
+        torch.mm(dev(torch.ones(2, 3, dtype=torch.int64)), dev(torch.ones(3, 2, dtype=torch.int64)))

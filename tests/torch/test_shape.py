@@ -1,0 +1,220 @@
+"""Shape and creation ops on vkml against the CPU: cat/stack, flip, roll, tril/triu, repeat,
+constant_pad_nd, arange, linspace, logspace, eye and randperm."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_vkml
+
+ALL_DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
+NUMERIC = [t for t in ALL_DTYPES if t != torch.bool]
+V = "vkml"
+
+
+def rand(shape, dtype, gen):
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) > 0.5
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=gen, dtype=torch.float64) * 4).to(dtype)
+    lo, hi = (0, 30) if dtype == torch.uint8 else (-20, 20)
+    return torch.randint(lo, hi, shape, generator=gen).to(dtype)
+
+
+def same(got, ref):
+    assert got.device.type == V, got.device
+    got = got.cpu()
+    assert got.dtype == ref.dtype and got.shape == ref.shape, (got.shape, ref.shape)
+    assert torch.equal(got, ref), (got, ref)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cat_and_stack_every_dtype(dtype, gen):
+    a, b = rand((3, 4), dtype, gen), rand((5, 4), dtype, gen)
+    c = rand((3, 2), dtype, gen)
+    av, bv, cv = a.to(V), b.to(V), c.to(V)
+    same(torch.cat([av, bv]), torch.cat([a, b]))
+    same(torch.cat([av.t(), cv.t(), cv.t()[::2]], 0), torch.cat([a.t(), c.t(), c.t()[::2]]))
+    same(torch.cat([av, bv[1:4]], dim=-1 + 1), torch.cat([a, b[1:4]], 0))
+    same(
+        torch.cat([av, torch.empty(0, dtype=dtype).to(V)]),
+        torch.cat([a, torch.empty(0, dtype=dtype)]),
+    )
+    same(torch.stack([av, bv[:3], av.t().t()], 1), torch.stack([a, b[:3], a], 1))
+    out = torch.empty(8, 8, dtype=dtype, device=V)[:, ::2]
+    torch.cat([av, bv], out=out)
+    same(out, torch.cat([a, b]))
+
+
+def test_cat_promotes_dtypes_and_memory_format(gen):
+    a = rand((2, 3), torch.int32, gen)
+    b = rand((1, 3), torch.float16, gen)
+    c = rand((2, 3), torch.bool, gen)
+    same(torch.cat([a.to(V), b.to(V), c.to(V)]), torch.cat([a, b, c]))
+    x = rand((2, 3, 4, 5), torch.float32, gen).to(memory_format=torch.channels_last)
+    got = torch.cat([x.to(V), x.to(V)], 1)
+    ref = torch.cat([x, x], 1)
+    same(got, ref)
+    assert got.stride() == ref.stride()
+    out = torch.empty(0, dtype=torch.float64, device=V)
+    torch.cat([a.to(V), b.to(V)], out=out)
+    same(out, torch.cat([a, b]).double())
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_flip_roll_tril_triu_every_dtype(dtype, gen):
+    x = rand((3, 4, 5), dtype, gen)
+    xv = x.to(V)
+    for dims in [(0,), (2,), (0, 2), (-1, 1, 0)]:
+        same(xv.flip(dims), x.flip(dims))
+    same(xv.transpose(0, 2).flip(1), x.transpose(0, 2).flip(1))
+    for shifts, dims in [(2, 1), (-7, 2), ((1, -2), (0, 2)), (5, None), ((3, 3), (1, 1))]:
+        same(xv.roll(shifts, dims), x.roll(shifts, dims))
+    same(xv.permute(2, 0, 1).roll(1, 0), x.permute(2, 0, 1).roll(1, 0))
+    for k in (-2, 0, 1, 7):
+        same(xv.tril(k), x.tril(k))
+        same(xv.triu(k), x.triu(k))
+    y = xv.transpose(1, 2)
+    y.tril_(-1)
+    same(xv, x.transpose(1, 2).tril(-1).transpose(1, 2))
+    out = torch.empty(0, dtype=dtype, device=V)
+    torch.triu(xv, 1, out=out)
+    same(out, x.triu(1))
+
+
+def test_composites_run_natively(fallback, gen):
+    x = rand((2, 3, 4), torch.float32, gen)
+    xv = x.to(V)
+    same(xv.repeat(2, 1, 3), x.repeat(2, 1, 3))
+    same(
+        xv.t() if xv.dim() == 2 else xv.transpose(0, 1).repeat(1, 2, 1),
+        x.transpose(0, 1).repeat(1, 2, 1),
+    )
+    same(F.pad(xv, (1, 2, 0, 1), value=-3.0), F.pad(x, (1, 2, 0, 1), value=-3.0))
+    same(F.pad(xv, (-1, 1)), F.pad(x, (-1, 1)))
+    same(torch.stack([xv, xv], -1), torch.stack([x, x], -1))
+    same(torch.eye(3, 5, device=V), torch.eye(3, 5))
+    same(torch.arange(7, device=V), torch.arange(7))
+    same(torch.linspace(0, 1, 5, device=V), torch.linspace(0, 1, 5))
+    same(xv.flip(0), x.flip(0))
+    assert torch_vkml.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_arange_linspace_eye_every_dtype(dtype, gen):
+    same(
+        torch.arange(-5, 20, 3, dtype=dtype, device=V)
+        if dtype != torch.uint8
+        else torch.arange(5, 20, 3, dtype=dtype, device=V),
+        torch.arange(-5, 20, 3, dtype=dtype)
+        if dtype != torch.uint8
+        else torch.arange(5, 20, 3, dtype=dtype),
+    )
+    if dtype.is_floating_point:
+        got = torch.arange(-1.5, 2.25, 0.25, dtype=dtype, device=V).cpu()
+        ref = torch.arange(-1.5, 2.25, 0.25, dtype=dtype)
+        assert torch.equal(got, ref)
+    for start, end, steps in [(0, 10, 5), (-3, 7, 11), (2, 2, 1), (1, 9, 0), (0, 100, 7)]:
+        got = torch.linspace(start, end, steps, dtype=dtype, device=V).cpu()
+        ref = torch.linspace(start, end, steps, dtype=dtype)
+        torch.testing.assert_close(
+            got, ref, atol=0, rtol=0 if not dtype.is_floating_point else 1e-6
+        )
+    same(torch.eye(4, dtype=dtype, device=V), torch.eye(4, dtype=dtype))
+    out = torch.empty(6, dtype=dtype, device=V)[::2]
+    torch.arange(3, out=out)
+    same(out, torch.arange(3, dtype=dtype))
+
+
+def test_float_ranges_match_cpu_closely():
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        got = torch.arange(0, 1, 0.1, dtype=dtype, device=V).cpu()
+        assert torch.equal(got, torch.arange(0, 1, 0.1, dtype=dtype))
+        got = torch.linspace(-2.5, 3.7, 33, dtype=dtype, device=V).cpu()
+        ref = torch.linspace(-2.5, 3.7, 33, dtype=dtype)
+        # The CPU kernel's rounding depends on its build (FMA contraction): allow one unit in
+        # the last place of the largest intermediate.
+        torch.testing.assert_close(got, ref, rtol=0, atol=3.7 * torch.finfo(dtype).eps)
+    got = torch.logspace(-2, 2, 9, device=V).cpu()
+    torch.testing.assert_close(got, torch.logspace(-2, 2, 9), rtol=1e-6, atol=0)
+    got = torch.logspace(0, 3, 4, base=2.0, dtype=torch.int32, device=V).cpu()
+    same(got.to(V), torch.logspace(0, 3, 4, base=2.0, dtype=torch.int32))
+    with pytest.raises(NotImplementedError):
+        torch.logspace(0, 1, 3, dtype=torch.float64, device=V)
+
+
+def test_randperm_is_a_reproducible_permutation():
+    torch.manual_seed(11)
+    a = torch.randperm(1000, device=V).cpu()
+    torch.manual_seed(11)
+    b = torch.randperm(1000, device=V).cpu()
+    assert torch.equal(a, b) and torch.equal(a.sort().values, torch.arange(1000))
+    assert not torch.equal(a, torch.arange(1000))
+    c = torch.randperm(1000, device=V).cpu()
+    assert not torch.equal(a, c)  # the generator advanced
+    g = torch.Generator(device=V).manual_seed(3)
+    d = torch.randperm(50, device=V, generator=g, dtype=torch.float32).cpu()
+    assert torch.equal(d.sort().values, torch.arange(50.0))
+    assert torch.randperm(0, device=V).numel() == 0
+
+
+def test_gradients_match_cpu(gen):
+    a = torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    b = torch.randn(2, 4, generator=gen, dtype=torch.float64)
+    for fn in [
+        lambda s, t: torch.cat([s, t]),
+        lambda s, t: torch.stack([s[:2], t], 2),
+        lambda s, t: s.flip(1),
+        lambda s, t: s.roll((1, -1), (0, 1)),
+        lambda s, t: s.tril(1),
+        lambda s, t: s.triu(-1),
+        lambda s, t: F.pad(s, (1, 1)),
+    ]:
+        ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+        av, bv = a.to(V).requires_grad_(), b.to(V).requires_grad_()
+        yc, yv = fn(ac, bc), fn(av, bv)
+        g = torch.randn(yc.shape, generator=gen, dtype=torch.float64)
+        yc.backward(g)
+        yv.backward(g.to(V))
+        torch.testing.assert_close(av.grad.cpu(), ac.grad)
+        if bc.grad is not None:
+            torch.testing.assert_close(bv.grad.cpu(), bc.grad)
+
+
+def test_bad_input_raises_like_cpu(gen):
+    x = torch.randn(3, 4, generator=gen)
+
+    def dev(t, d):
+        return t.to(d)
+
+    cases = [
+        (lambda t, d: torch.cat([t, dev(torch.ones(3, 5), d)]), RuntimeError),
+        (lambda t, d: torch.cat([t, dev(torch.ones(3), d)]), RuntimeError),
+        (lambda t, d: torch.cat([t, t], dim=2), IndexError),
+        (lambda t, d: torch.cat([t, t], out=dev(torch.empty(0, dtype=torch.long), d)), TypeError),
+        (lambda t, d: torch.cat([t, t], out=t), RuntimeError),
+        (lambda t, d: t.flip(0, 0), RuntimeError),
+        (lambda t, d: t.roll((1, 2), (0,)), RuntimeError),
+        (lambda t, d: t[0].tril(), RuntimeError),
+        (lambda t, d: torch.arange(0, 10, -1, device=d), RuntimeError),
+        (lambda t, d: torch.arange(0, 10, 0, device=d), RuntimeError),
+        (lambda t, d: torch.linspace(0, 1, -1, device=d), RuntimeError),
+        (lambda t, d: torch.eye(-1, device=d), RuntimeError),
+        (lambda t, d: torch.randperm(-1, device=d), RuntimeError),
+    ]
+    for fn, exc in cases:
+        with pytest.raises(exc):
+            fn(x, "cpu")
+        with pytest.raises(exc):
+            fn(x.to(V), V)
