@@ -1,7 +1,7 @@
 // Normalizations on vkml: native_layer_norm, _fused_rms_norm, native_group_norm, the batch-norm
 // family (native_batch_norm, _native_batch_norm_legit, _batch_norm_with_update) and their
 // backward ops. layer_norm, rms_norm, group_norm, batch_norm and instance_norm reach these
-// through PyTorch's decompositions. Statistics of half/bfloat16 inputs are float, as on CUDA.
+// through PyTorch's decompositions. Saved statistics have the CPU's dtypes.
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/SymIntArrayRef.h>
@@ -23,6 +23,21 @@ using OptTensor = std::optional<at::Tensor>;
 
 at::ScalarType acc_type(at::ScalarType t) {
   return t == at::kHalf || t == at::kBFloat16 ? at::kFloat : t;
+}
+
+// The dtype of saved statistics, as the CPU kernels choose it (param_scalar_type): float when
+// the first given parameter's dtype differs from the input's (half input, float parameters),
+// else the input's dtype. (CUDA keeps float32 statistics for half inputs; the CPU's choice is
+// taken so results compare equal.) The kernels accumulate in float32 either way.
+at::ScalarType stat_dtype(const at::Tensor& input,
+                          std::initializer_list<const at::Tensor*> params) {
+  for (const at::Tensor* t : params) {
+    if (t->defined()) {
+      return t->scalar_type() != input.scalar_type() ? acc_type(input.scalar_type())
+                                                     : input.scalar_type();
+    }
+  }
+  return input.scalar_type();
 }
 
 const vkml::TensorDesc* opt(const at::Tensor& t, vkml::TensorDesc& storage) {
@@ -72,7 +87,7 @@ Tensors3 layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shap
   int64_t axis = check_layer_norm(input, normalized_shape, weight, bias);
   nn::check_floating(input, "LayerNormKernelImpl");
   at::Tensor out = at::empty(input.sizes(), input.options());
-  auto stat_opts = input.options().dtype(acc_type(input.scalar_type()));
+  auto stat_opts = input.options().dtype(stat_dtype(input, {&weight, &bias}));
   at::Tensor mean = at::empty(stat_shape(input, axis), stat_opts);
   at::Tensor rstd = at::empty(stat_shape(input, axis), stat_opts);
   if (input.numel() == 0) return {out, mean, rstd};
@@ -177,13 +192,6 @@ void check_group_norm(const at::Tensor& input, const at::Tensor& weight, const a
       " elements per channel, got ", input.sizes());
 }
 
-// param_scalar_type of group_norm: float for a half/bfloat16 input with float parameters.
-at::ScalarType group_stat_dtype(const at::Tensor& input, const at::Tensor& weight) {
-  bool mixed = acc_type(input.scalar_type()) != input.scalar_type() && weight.defined() &&
-               weight.scalar_type() == at::kFloat;
-  return mixed ? at::kFloat : input.scalar_type();
-}
-
 Tensors3 group_norm(const at::Tensor& input, const OptTensor& weight_opt, const OptTensor& bias_opt,
                     c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
   const at::Tensor& weight = nn::value_or_undefined(weight_opt);
@@ -191,7 +199,7 @@ Tensors3 group_norm(const at::Tensor& input, const OptTensor& weight_opt, const 
   check_group_norm(input, weight, bias, N.expect_int(), C.expect_int(), HxW.expect_int(), group);
   nn::check_floating(input, "GroupNormKernelImpl");
   at::Tensor out = at::empty_like(input, input.suggest_memory_format());
-  auto stat_opts = input.options().dtype(group_stat_dtype(input, weight));
+  auto stat_opts = input.options().dtype(stat_dtype(input, {&weight, &bias}));
   at::Tensor mean = at::empty({N.expect_int(), group}, stat_opts);
   at::Tensor rstd = at::empty({N.expect_int(), group}, stat_opts);
   if (input.numel() == 0) return {out, mean, rstd};
@@ -247,7 +255,8 @@ void batch_norm_into(const at::Tensor& input, const at::Tensor& weight, const at
   TORCH_CHECK(training || (running_mean.defined() && running_var.defined()),
               "running_mean and running_var must be defined in evaluation mode");
   int64_t channels = input.size(1);
-  auto stat_opts = input.options().dtype(acc_type(input.scalar_type()));
+  auto stat_opts =
+      input.options().dtype(stat_dtype(input, {&weight, &bias, &running_mean, &running_var}));
   if (!out.defined()) out = at::empty_like(input, input.suggest_memory_format());
   if (!save_mean.defined()) save_mean = at::empty({training ? channels : 0}, stat_opts);
   if (!save_invstd.defined()) save_invstd = at::empty({training ? channels : 0}, stat_opts);
