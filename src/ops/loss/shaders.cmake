@@ -1,0 +1,24 @@
+# Shader variants of the loss family: pointwise forward/backward, nll forward/backward and the
+# final reduction; each in float and double, reducing kernels also with subgroup reductions (_sg).
+set(_dir ${CMAKE_CURRENT_LIST_DIR})
+foreach(fp "" _f64)
+  set(_fp)
+  if(fp STREQUAL _f64)
+    set(_fp VKML_USE_FP64)
+  endif()
+  foreach(sg "" _sg)
+    set(_sg)
+    if(sg STREQUAL _sg)
+      set(_sg VKML_NN_SUBGROUP)
+    endif()
+    vkml_shader(NAME loss_pointwise_fwd${fp}${sg} SOURCE ${_dir}/loss_pointwise.comp
+                DEFINES LOSS_FORWARD ${_fp} ${_sg} INCLUDE ${_dir})
+    vkml_shader(NAME nll_fwd${fp}${sg} SOURCE ${_dir}/nll.comp
+                DEFINES NLL_FORWARD ${_fp} ${_sg} INCLUDE ${_dir})
+    vkml_shader(NAME loss_finish${fp}${sg} SOURCE ${_dir}/loss_finish.comp
+                DEFINES ${_fp} ${_sg} INCLUDE ${_dir})
+  endforeach()
+  vkml_shader(NAME loss_pointwise_bwd${fp} SOURCE ${_dir}/loss_pointwise.comp
+              DEFINES ${_fp} INCLUDE ${_dir})
+  vkml_shader(NAME nll_bwd${fp} SOURCE ${_dir}/nll.comp DEFINES ${_fp} INCLUDE ${_dir})
+endforeach()

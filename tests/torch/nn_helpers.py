@@ -1,0 +1,48 @@
+"""Shared helpers of the neural-network op tests: float64 CPU references, per-dtype tolerances and
+a check that ops ran natively."""
+
+import contextlib
+
+import torch
+
+import torch_vkml
+
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
+# (rtol, atol) of vkml results against a float64 CPU reference computed from the same inputs.
+TOLERANCES = {
+    torch.float32: (1e-5, 1e-6),
+    torch.float16: (2e-3, 1e-3),
+    torch.bfloat16: (2e-2, 1e-2),
+    torch.float64: (1e-10, 1e-12),
+}
+
+
+def assert_close_to_ref(
+    got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None = None, scale: float = 1.0
+) -> None:
+    """got (vkml) against ref (CPU float64), with the tolerance of dtype (got's by default)."""
+    assert got.device.type == "vkml"
+    rtol, atol = TOLERANCES[dtype or got.dtype]
+    torch.testing.assert_close(
+        got.cpu().double(), ref.double(), rtol=rtol, atol=atol * scale, equal_nan=True
+    )
+
+
+def randn(shape, dtype, gen, scale=1.0):
+    """Random values rounded to dtype (the reference then starts from the same numbers)."""
+    return (torch.randn(shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+
+
+@contextlib.contextmanager
+def only_native(*allowed):
+    """Fails unless everything inside ran on vkml kernels (ops in `allowed` may fall back);
+    use inside a test taking the `fallback` fixture."""
+    torch_vkml.reset_fallback_stats()
+    yield
+    stats = {k: v for k, v in torch_vkml.fallback_stats().items() if k not in allowed}
+    assert stats == {}, f"ops fell back to the CPU: {stats}"
+
+
+def fell_back() -> set[str]:
+    return set(torch_vkml.fallback_stats())
