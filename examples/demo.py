@@ -1,0 +1,167 @@
+"""`make demo`: train a small CNN on real Fashion-MNIST on the default vkml device, and prove the GPU
+gives the CPU's answers: the same model from the same initial weights trains on the CPU for the first
+steps on the same batches, and both loss curves are printed side by side and plotted.
+
+On lavapipe (no GPU) it uses a subset by default so it finishes in a few minutes; on a real GPU it
+trains the full set. --full / --train-size / --epochs override.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).parent))
+import fashion_mnist  # noqa: E402
+
+import torch_vkml  # noqa: E402
+
+
+class SmallCNN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.fc1 = nn.Linear(32 * 7 * 7, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, device: torch.device,
+             batch: int = 1000) -> tuple[float, float]:
+    model.eval()
+    loss_sum, correct = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            xb, yb = x[i:i + batch].to(device), y[i:i + batch].to(device)
+            out = model(xb)
+            loss_sum += F.cross_entropy(out, yb, reduction="sum").item()
+            correct += (out.argmax(1) == yb).sum().item()
+    model.train()
+    return loss_sum / len(x), correct / len(x)
+
+
+def main() -> None:
+    on_gpu = torch_vkml.is_available() and torch_vkml.get_device_properties(0).type != "CPU"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--epochs", type=int, default=3 if on_gpu else 2)
+    ap.add_argument("--train-size", type=int, default=None if on_gpu else 1536)
+    ap.add_argument("--test-size", type=int, default=None if on_gpu else 1000)
+    ap.add_argument("--full", action="store_true", help="use all 60k/10k images")
+    ap.add_argument("--batch-size", type=int, default=128 if on_gpu else 64)
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--cpu-steps", type=int, default=40 if on_gpu else 20,
+                    help="steps also trained on the CPU")
+    ap.add_argument("--plot", default="out/demo_loss.png")
+    args = ap.parse_args()
+    if args.full:
+        args.train_size = args.test_size = None
+
+    if not torch_vkml.is_available():
+        raise SystemExit(f"no vkml device: {torch_vkml._C.no_device_reason()}")
+    dev = torch_vkml.device()
+    props = torch_vkml.get_device_properties(0)
+    print(f"vkml device: {props.name} ({props.type}, {props.total_memory / 2**30:.1f} GiB)")
+    x_train, y_train = fashion_mnist.load("train", args.train_size)
+    x_test, y_test = fashion_mnist.load("test", args.test_size)
+    print(f"Fashion-MNIST: {len(x_train)} training and {len(x_test)} test images")
+
+    torch.manual_seed(0)
+    cpu_model = SmallCNN()
+    model = copy.deepcopy(cpu_model).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    cpu_opt = torch.optim.SGD(cpu_model.parameters(), lr=args.lr, momentum=0.9)
+    order = torch.randperm(len(x_train), generator=torch.Generator().manual_seed(1))
+
+    steps_per_epoch = (len(x_train) + args.batch_size - 1) // args.batch_size
+    cpu_steps = min(args.cpu_steps, steps_per_epoch * args.epochs)
+    curve_vkml, curve_cpu, test_curve = [], [], []
+    vkml_time = cpu_time = 0.0
+    vkml_compared_time = 0.0
+    step = 0
+    t_start = time.time()
+    for epoch in range(args.epochs):
+        perm = order if epoch == 0 else torch.randperm(len(x_train))
+        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}/{args.epochs}", unit="step",
+                   dynamic_ncols=True)
+        for i in bar:
+            idx = perm[i * args.batch_size:(i + 1) * args.batch_size]
+            xb, yb = x_train[idx], y_train[idx]
+            t0 = time.time()
+            loss = F.cross_entropy(model(xb.to(dev)), yb.to(dev))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_value = loss.item()  # one sync per step, for the progress bar
+            dt = time.time() - t0
+            vkml_time += dt
+            curve_vkml.append(loss_value)
+            if step < cpu_steps:
+                vkml_compared_time += dt
+                t0 = time.time()
+                cpu_loss = F.cross_entropy(cpu_model(xb), yb)
+                cpu_opt.zero_grad()
+                cpu_loss.backward()
+                cpu_opt.step()
+                cpu_time += time.time() - t0
+                curve_cpu.append(cpu_loss.item())
+            step += 1
+            bar.set_postfix(loss=f"{loss_value:.4f}", img_s=f"{len(idx) * step / vkml_time:.0f}")
+        test_loss, test_acc = evaluate(model, x_test, y_test, dev)
+        test_curve.append(test_loss)
+        print(f"epoch {epoch + 1}: test loss {test_loss:.4f}, test accuracy {test_acc:.2%}, "
+              f"elapsed {time.time() - t_start:.0f} s")
+
+    print(f"\nFirst {cpu_steps} steps, same initial weights and batches (loss):")
+    print(f"{'step':>6} {'vkml':>10} {'cpu':>10} {'|diff|':>10}")
+    for s in list(range(0, cpu_steps, max(1, cpu_steps // 10))) + [cpu_steps - 1]:
+        print(f"{s:>6} {curve_vkml[s]:>10.5f} {curve_cpu[s]:>10.5f} "
+              f"{abs(curve_vkml[s] - curve_cpu[s]):>10.2e}")
+    max_diff = max(abs(a - b) for a, b in zip(curve_vkml, curve_cpu))
+    cpu_test_loss, cpu_test_acc = evaluate(cpu_model, x_test, y_test, torch.device("cpu"))
+    print(f"max |vkml - cpu| train loss over {cpu_steps} steps: {max_diff:.2e}")
+    print(f"CPU model after {cpu_steps} steps: test loss {cpu_test_loss:.4f}, "
+          f"accuracy {cpu_test_acc:.2%}")
+    speed = cpu_time / vkml_compared_time if vkml_compared_time else float("nan")
+    print(f"\nvkml test accuracy {test_acc:.2%}; speed vs CPU on the same steps: {speed:.2f}x "
+          f"({props.name} vs torch CPU with {torch.get_num_threads()} threads)")
+    fallbacks = torch_vkml.fallback_stats()
+    print("ops that ran on the CPU (no vkml kernel):", fallbacks or "none")
+    write_plot(args.plot, curve_vkml, curve_cpu, test_curve, steps_per_epoch)
+
+
+def write_plot(path: str, vkml_curve, cpu_curve, test_curve, steps_per_epoch: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(vkml_curve, label="train loss, vkml", lw=1)
+    ax.plot(cpu_curve, label="train loss, CPU (same weights and batches)", lw=1, ls="--")
+    ax.plot([(e + 1) * steps_per_epoch - 1 for e in range(len(test_curve))], test_curve, "o-",
+            label="test loss, vkml")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy")
+    ax.set_title("Fashion-MNIST, small CNN: vkml against CPU")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"plot written to {path}")
+
+
+if __name__ == "__main__":
+    main()
