@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path("/usr/share/datasets/fashion-mnist")
+# Debian's dataset-fashion-mnist package; VKML_FASHION_MNIST points elsewhere (a machine without it).
+ROOT = Path(os.environ.get("VKML_FASHION_MNIST", "/usr/share/datasets/fashion-mnist"))
 CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
            "Bag", "Ankle boot"]
 
