@@ -201,9 +201,9 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   return out;
 }
 
-at::Tensor searchsorted(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
-                        bool right, std::optional<std::string_view> side,
-                        const std::optional<at::Tensor>& sorter) {
+at::Tensor searchsorted_tensor(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
+                               bool right, std::optional<std::string_view> side,
+                               const std::optional<at::Tensor>& sorter) {
   at::Tensor out = at::empty(self.sizes(), self.options().dtype(out_int32 ? at::kInt : at::kLong));
   return searchsorted_out(boundaries, self, out_int32, right, side, sorter, out);
 }
@@ -220,7 +220,7 @@ at::Tensor searchsorted_scalar(const at::Tensor& boundaries, const at::Scalar& s
                                bool right, std::optional<std::string_view> side,
                                const std::optional<at::Tensor>& sorter) {
   at::Tensor q = at::native::searchsorted_scalar_tensor(self, boundaries.device());
-  return searchsorted(boundaries, q, out_int32, right, side, sorter);
+  return searchsorted_tensor(boundaries, q, out_int32, right, side, sorter);
 }
 
 at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
@@ -230,16 +230,16 @@ at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, 
   return searchsorted_out(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out);
 }
 
-at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
-                     bool right) {
+at::Tensor bucketize_tensor(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                            bool right) {
   at::Tensor out = at::empty(self.sizes(), self.options().dtype(out_int32 ? at::kInt : at::kLong));
   return bucketize_out(self, boundaries, out_int32, right, out);
 }
 
 at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32,
                             bool right) {
-  return bucketize(at::native::searchsorted_scalar_tensor(self, boundaries.device()), boundaries,
-                   out_int32, right);
+  return bucketize_tensor(at::native::searchsorted_scalar_tensor(self, boundaries.device()),
+                          boundaries, out_int32, right);
 }
 
 }  // namespace
@@ -255,11 +255,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue.values", kthvalue_values);
   m.impl("median.dim", median_dim);
   m.impl("median.dim_values", median_dim_values);
-  m.impl("searchsorted.Tensor", searchsorted);
+  m.impl("searchsorted.Tensor", searchsorted_tensor);
   m.impl("searchsorted.Tensor_out", searchsorted_out);
   m.impl("searchsorted.Scalar", searchsorted_scalar);
   m.impl("searchsorted.Scalar_out", searchsorted_scalar_out);
-  m.impl("bucketize.Tensor", bucketize);
+  m.impl("bucketize.Tensor", bucketize_tensor);
   m.impl("bucketize.Tensor_out", bucketize_out);
   m.impl("bucketize.Scalar", bucketize_scalar);
 }
