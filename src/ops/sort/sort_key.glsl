@@ -1,0 +1,35 @@
+// Order-preserving uint64 keys of SRC_* values: NaN largest, -0 == +0 (the CPU sort order).
+const uint64_t kAllOnes = 0xFFFFFFFFFFFFFFFFul;
+
+uint64_t float_key(float x) {
+  if (isnan(x)) return kAllOnes;
+  if (x == 0.0) x = 0.0;  // -0 and +0 compare equal
+  uint u = floatBitsToUint(x);
+  return uint64_t((u & 0x80000000u) != 0u ? ~u : (u | 0x80000000u));
+}
+
+uint64_t value_key(uint64_t addr) {
+#if defined(SRC_F32)
+  return float_key(PF32(addr).v);
+#elif defined(SRC_F16)
+  return float_key(float(PF16(addr).v));
+#elif defined(SRC_BF16)
+  return float_key(bf16_to_float(PU16(addr).v));
+#elif defined(SRC_F64)
+  double x = PF64(addr).v;
+  if (isnan(x)) return kAllOnes;
+  if (x == 0.0) return 0x8000000000000000ul;
+  uint64_t u = doubleBitsToUint64(x);
+  return (u & 0x8000000000000000ul) != 0ul ? ~u : (u | 0x8000000000000000ul);
+#elif defined(SRC_I8)
+  return uint64_t(int64_t(PI8(addr).v)) ^ 0x8000000000000000ul;
+#elif defined(SRC_I16)
+  return uint64_t(int64_t(PI16(addr).v)) ^ 0x8000000000000000ul;
+#elif defined(SRC_I32)
+  return uint64_t(int64_t(PI32(addr).v)) ^ 0x8000000000000000ul;
+#elif defined(SRC_I64)
+  return uint64_t(PI64(addr).v) ^ 0x8000000000000000ul;
+#else  // u8, bool
+  return uint64_t(PU8(addr).v);
+#endif
+}

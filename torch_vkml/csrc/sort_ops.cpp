@@ -1,0 +1,267 @@
+// ATen kernels of the sort family: sort (stable or not: always stable), topk, kthvalue, median,
+// searchsorted and bucketize.
+// argsort and msort are composite in PyTorch and reach sort.stable.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/BucketizationUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+
+#include "bridge.h"
+#include "vkml/sort.h"
+
+namespace torch_vkml {
+namespace {
+
+void check_sortable(const at::Tensor& self, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_supported_dtype(self.scalar_type()), "vkml: ", op,
+                              " does not support ", self.scalar_type());
+}
+
+void check_out_dtypes(const at::Tensor& self, const at::Tensor& values, const at::Tensor& indices,
+                      const char* op) {
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), op, ": expected out values dtype ",
+              self.scalar_type(), " but got ", values.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected out indices dtype Long but got ",
+              indices.scalar_type());
+  TORCH_CHECK(values.device() == self.device() && indices.device() == self.device(), op,
+              ": out tensors must be on the input's device");
+}
+
+// Runs the core sort into `values`/`indices` (already shaped with `count` along dim, keepdim
+// layout); an output aliasing the input is written through a temporary.
+void run_sort(const at::Tensor& self, int64_t dim, vkml::ops::SortSelection sel,
+              const at::Tensor& values, const at::Tensor& indices) {
+  if (self.numel() == 0) return;
+  bool alias = values.is_alias_of(self) || indices.is_alias_of(self);
+  at::Tensor v = alias ? at::empty_like(values, at::MemoryFormat::Contiguous) : values;
+  at::Tensor i = alias ? at::empty_like(indices, at::MemoryFormat::Contiguous) : indices;
+  translate_errors([&] {
+    vkml::TensorDesc in = to_desc(self), vd = to_desc(v), id = to_desc(i);
+    vkml::ops::sort_lines(core_device(self), in, static_cast<int>(dim), sel, &vd, &id);
+  });
+  if (alias) {
+    values.copy_(v);
+    indices.copy_(i);
+  }
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self,
+                                                        std::optional<bool> /*stable*/, int64_t dim,
+                                                        bool descending, at::Tensor& values,
+                                                        at::Tensor& indices) {
+  check_sortable(self, "sort");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  check_out_dtypes(self, values, indices, "sort");
+  at::native::resize_output(values, self.sizes());
+  at::native::resize_output(indices, self.sizes());
+  vkml::ops::SortSelection sel;
+  sel.descending = descending;
+  run_sort(self, dim, sel, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable,
+                                               int64_t dim, bool descending) {
+  at::Tensor values = at::empty_like(self, at::MemoryFormat::Contiguous);
+  at::Tensor indices = at::empty(self.sizes(), self.options().dtype(at::kLong));
+  sort_values_stable(self, stable, dim, descending, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_values(const at::Tensor& self, int64_t dim,
+                                                 bool descending, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  return sort_values_stable(self, false, dim, descending, values, indices);
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_default(const at::Tensor& self, int64_t dim,
+                                                bool descending) {
+  return sort_stable(self, false, dim, descending);
+}
+
+// Shape of `self` with `count` along dim (the keepdim layout of a selection).
+std::vector<int64_t> selected_shape(const at::Tensor& self, int64_t dim, int64_t count) {
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  if (!shape.empty()) shape[dim] = count;
+  return shape;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> topk_values(const at::Tensor& self, int64_t k, int64_t dim,
+                                                 bool largest, bool /*sorted*/, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  check_sortable(self, "topk");
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(dim) : 1),
+              "selected index k out of range");
+  check_out_dtypes(self, values, indices, "topk");
+  std::vector<int64_t> shape = selected_shape(self, dim, k);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  // Perf TODO: a full sort, then the first k; a partial selection would do less work.
+  vkml::ops::SortSelection sel;
+  sel.descending = largest;
+  sel.count = k;
+  run_sort(self, dim, sel, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64_t dim,
+                                        bool largest, bool sorted) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  topk_values(self, k, dim, largest, sorted, values, indices);
+  return {values, indices};
+}
+
+// One sorted position per line (kthvalue, median) into keepdim-or-not outputs.
+void select_one(const at::Tensor& self, int64_t dim, bool keepdim, vkml::ops::SortSelection sel,
+                at::Tensor& values, at::Tensor& indices, const char* op) {
+  check_out_dtypes(self, values, indices, op);
+  std::vector<int64_t> shape = selected_shape(self, dim, 1);
+  if (!keepdim && self.dim() > 0) shape.erase(shape.begin() + dim);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  bool unsqueeze = !keepdim && self.dim() > 0;
+  run_sort(self, dim, sel, unsqueeze ? values.unsqueeze(dim) : values,
+           unsqueeze ? indices.unsqueeze(dim) : indices);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, int64_t k, int64_t dim,
+                                                     bool keepdim, at::Tensor& values,
+                                                     at::Tensor& indices) {
+  check_sortable(self, "kthvalue");
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  int64_t slice = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK(k >= 1 && k <= slice, "kthvalue(): selected number k out of range for dimension ",
+              dim);
+  vkml::ops::SortSelection sel;
+  sel.start = k - 1;
+  sel.count = 1;
+  select_one(self, dim, keepdim, sel, values, indices, "kthvalue");
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, int64_t dim,
+                                            bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  kthvalue_values(self, k, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> median_dim_values(const at::Tensor& self, int64_t dim,
+                                                       bool keepdim, at::Tensor& values,
+                                                       at::Tensor& indices) {
+  check_sortable(self, "median");
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK_INDEX(size > 0, "median() cannot compute median for a dimension of size 0 because ",
+                    "the operation does not have an identity");
+  vkml::ops::SortSelection sel;
+  sel.start = (size - 1) / 2;
+  sel.count = 1;
+  sel.nan_median = true;
+  select_one(self, dim, keepdim, sel, values, indices, "median");
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  median_dim_values(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
+                             bool right, std::optional<std::string_view> side,
+                             const std::optional<at::Tensor>& sorter_opt, at::Tensor& out) {
+  const at::Tensor sorter = sorter_opt.value_or(at::Tensor());
+  at::native::resize_output(out, self.sizes());
+  // The same checks, in the same order and with the same messages, as the CPU and CUDA kernels.
+  at::native::searchsorted_pre_check(boundaries, self, out, out_int32, right, side, sorter);
+  bool upper = right || (side && *side == "right");
+  at::ScalarType common = at::result_type(boundaries, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(is_supported_dtype(common), "vkml: searchsorted does not support ",
+                              common);
+  at::Tensor b = boundaries.scalar_type() == common ? boundaries : boundaries.to(common);
+  at::Tensor q = self.scalar_type() == common ? self : self.to(common);
+  if (self.numel() == 0) return out;
+  bool alias = out.is_alias_of(boundaries) || out.is_alias_of(self);
+  at::Tensor result = alias ? at::empty_like(out, at::MemoryFormat::Contiguous) : out;
+  translate_errors([&] {
+    vkml::TensorDesc bd = to_desc(b), qd = to_desc(q), od = to_desc(result);
+    vkml::TensorDesc sd = sorter.defined() ? to_desc(sorter) : vkml::TensorDesc{};
+    vkml::ops::searchsorted(core_device(self), bd, sorter.defined() ? &sd : nullptr, qd, od, upper);
+  });
+  if (alias) out.copy_(result);
+  return out;
+}
+
+at::Tensor searchsorted_tensor(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
+                               bool right, std::optional<std::string_view> side,
+                               const std::optional<at::Tensor>& sorter) {
+  at::Tensor out = at::empty(self.sizes(), self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  return searchsorted_out(boundaries, self, out_int32, right, side, sorter, out);
+}
+
+at::Tensor& searchsorted_scalar_out(const at::Tensor& boundaries, const at::Scalar& self,
+                                    bool out_int32, bool right,
+                                    std::optional<std::string_view> side,
+                                    const std::optional<at::Tensor>& sorter, at::Tensor& out) {
+  at::Tensor q = at::native::searchsorted_scalar_tensor(self, boundaries.device());
+  return searchsorted_out(boundaries, q, out_int32, right, side, sorter, out);
+}
+
+at::Tensor searchsorted_scalar(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32,
+                               bool right, std::optional<std::string_view> side,
+                               const std::optional<at::Tensor>& sorter) {
+  at::Tensor q = at::native::searchsorted_scalar_tensor(self, boundaries.device());
+  return searchsorted_tensor(boundaries, q, out_int32, right, side, sorter);
+}
+
+at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                          bool right, at::Tensor& out) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
+              boundaries.dim(), ")");
+  return searchsorted_out(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out);
+}
+
+at::Tensor bucketize_tensor(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                            bool right) {
+  at::Tensor out = at::empty(self.sizes(), self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  return bucketize_out(self, boundaries, out_int32, right, out);
+}
+
+at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32,
+                            bool right) {
+  return bucketize_tensor(at::native::searchsorted_scalar_tensor(self, boundaries.device()),
+                          boundaries, out_int32, right);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort", sort_default);
+  m.impl("sort.values", sort_values);
+  m.impl("sort.stable", sort_stable);
+  m.impl("sort.values_stable", sort_values_stable);
+  m.impl("topk", topk);
+  m.impl("topk.values", topk_values);
+  m.impl("kthvalue", kthvalue);
+  m.impl("kthvalue.values", kthvalue_values);
+  m.impl("median.dim", median_dim);
+  m.impl("median.dim_values", median_dim_values);
+  m.impl("searchsorted.Tensor", searchsorted_tensor);
+  m.impl("searchsorted.Tensor_out", searchsorted_out);
+  m.impl("searchsorted.Scalar", searchsorted_scalar);
+  m.impl("searchsorted.Scalar_out", searchsorted_scalar_out);
+  m.impl("bucketize.Tensor", bucketize_tensor);
+  m.impl("bucketize.Tensor_out", bucketize_out);
+  m.impl("bucketize.Scalar", bucketize_scalar);
+}
+
+}  // namespace torch_vkml
