@@ -26,7 +26,7 @@ void amp_foreach_non_finite_check_and_unscale_(at::TensorList grads, at::Tensor&
   check_one_element(found_inf, at::kFloat, "found_inf", "float");
   TORCH_CHECK(inv_scale.device() == found_inf.device(),
               "inv_scale and found_inf must be on the same device.");
-  TORCH_CHECK(!grads.empty(), "Tensor list must have at least one tensor.");
+  if (grads.empty()) return;  // as on the CPU: nothing to unscale
   std::vector<vkml::TensorDesc> descs;
   descs.reserve(grads.size());
   for (const at::Tensor& g : grads) {
