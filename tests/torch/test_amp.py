@@ -80,9 +80,11 @@ LOWER = [
     ("conv1d", lambda x, w, i, c: F.conv1d(i[:, :, 0], c[:, :, 0])),
     ("conv2d", lambda x, w, i, c: F.conv2d(i, c, padding=1)),
     ("conv3d", lambda x, w, i, c: F.conv3d(i[:, :, None], c[:, :, None])),
-    ("conv_transpose1d", lambda x, w, i, c: F.conv_transpose1d(i[:, :, 0], c.transpose(0, 1)[..., 0])),
+    ("conv_transpose1d",
+     lambda x, w, i, c: F.conv_transpose1d(i[:, :, 0], c.transpose(0, 1)[..., 0])),
     ("conv_transpose2d", lambda x, w, i, c: F.conv_transpose2d(i, c.transpose(0, 1), stride=2)),
-    ("conv_transpose3d", lambda x, w, i, c: F.conv_transpose3d(i[:, :, None], c.transpose(0, 1)[:, :, None])),
+    ("conv_transpose3d",
+     lambda x, w, i, c: F.conv_transpose3d(i[:, :, None], c.transpose(0, 1)[:, :, None])),
     ("prelu", lambda x, w, i, c: F.prelu(x, w[0])),
     ("sdpa", lambda x, w, i, c: F.scaled_dot_product_attention(x[None], w[None, :4], w[None, 2:])),
 ]
@@ -127,7 +129,8 @@ FP32 = [
     ("nll_loss", lambda h, t: F.nll_loss(h, t)),
     ("bce_with_logits", lambda h, t: F.binary_cross_entropy_with_logits(h, h.flip(0).sigmoid())),
     ("cosine_similarity", lambda h, t: F.cosine_similarity(h, h.flip(0))),
-    ("kl_div", lambda h, t: F.kl_div(h.log_softmax(1), h.flip(0).softmax(1), reduction="batchmean")),
+    ("kl_div",
+     lambda h, t: F.kl_div(h.log_softmax(1), h.flip(0).softmax(1), reduction="batchmean")),
 ]
 
 
@@ -263,7 +266,7 @@ def test_unscale_matches_cpu(dtype, bad, gen):
     if bad is not None:
         cpu[1][4, 2] = bad  # deep inside a transposed view
     dev = _grads(dtype, "vkml", torch.Generator().manual_seed(1234))
-    for c, v in zip(cpu, dev):
+    for c, v in zip(cpu, dev, strict=True):
         v.copy_(c)
     found_c, found_v = torch.zeros(1), torch.zeros(1, device="vkml")
     inv = torch.full((1,), 1.0 / 3.0)  # rounds: products are checked exactly
@@ -271,7 +274,7 @@ def test_unscale_matches_cpu(dtype, bad, gen):
     torch._amp_foreach_non_finite_check_and_unscale_(dev, found_v, vk(inv))
     assert found_v.device.type == "vkml" and found_v.item() == (0.0 if bad is None else 1.0)
     assert found_c.item() == found_v.item()
-    for c, v in zip(cpu, dev):
+    for c, v in zip(cpu, dev, strict=True):
         assert v.stride() == c.stride()
         torch.testing.assert_close(v.cpu(), c, rtol=0, atol=0, equal_nan=True)
 
@@ -285,7 +288,7 @@ def test_unscale_mixed_dtypes_and_long_lists(gen):
     found_v = torch.zeros((), device="vkml")
     torch._amp_foreach_non_finite_check_and_unscale_(dev, found_v, vk(torch.tensor([0.25])))
     assert found_v.item() == 1.0
-    for c, v in zip(cpu, dev):
+    for c, v in zip(cpu, dev, strict=True):
         torch.testing.assert_close(v.cpu(), c * 0.25, rtol=0, atol=0)
 
 
@@ -387,7 +390,7 @@ def test_grad_scaler_skips_step_and_backs_off_like_cpu():
     assert scales_v == scales_c == [256.0, 512.0, 256.0, 256.0, 512.0, 512.0]
     torch.testing.assert_close(weights_v[2], weights_v[1], rtol=0, atol=0)  # step skipped
     assert not torch.equal(weights_v[3], weights_v[2])
-    for v, c in zip(weights_v, weights_c):
+    for v, c in zip(weights_v, weights_c, strict=True):
         torch.testing.assert_close(v, c, rtol=1e-5, atol=1e-6)
     assert scaler._scale.device.type == "vkml" and scaler._growth_tracker.device.type == "vkml"
 
