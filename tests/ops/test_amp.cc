@@ -183,14 +183,12 @@ TEST_F(AmpTest, UpdateScaleRoundsLikePyTorch) {
 TEST_F(AmpTest, RejectsBadArguments) {
   DeviceBuffer mem(dev(), 64);
   TensorDesc ints = desc(mem.address, DType::kI32, {4});
-  EXPECT_THROW(ops::amp_unscale_check(dev(), {&ints, 1}, found_inf_, inv_scale_),
-               InvalidArgument);
+  EXPECT_THROW(ops::amp_unscale_check(dev(), {&ints, 1}, found_inf_, inv_scale_), InvalidArgument);
   TensorDesc two = desc(mem.address, DType::kF32, {2});
   TensorDesc grad = desc(mem.address + 16, DType::kF32, {4});
   EXPECT_THROW(ops::amp_unscale_check(dev(), {&grad, 1}, two, inv_scale_), InvalidArgument);
   TensorDesc half_scale = desc(mem.address, DType::kF16, {1});
-  EXPECT_THROW(ops::amp_unscale_check(dev(), {&grad, 1}, found_inf_, half_scale),
-               InvalidArgument);
+  EXPECT_THROW(ops::amp_unscale_check(dev(), {&grad, 1}, found_inf_, half_scale), InvalidArgument);
   TensorDesc f32_tracker = desc(mem.address + 32, DType::kF32, {1});
   EXPECT_THROW(ops::amp_update_scale(dev(), inv_scale_, f32_tracker, found_inf_, 2.0, 0.5, 10),
                InvalidArgument);

@@ -5,8 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
 
-#if !defined(AT_FORALL_LOWER_PRECISION_FP) || !defined(AT_FORALL_FP32) || \
-    !defined(AT_FORALL_FP32_SET_OPT_DTYPE) || !defined(AT_FORALL_PROMOTE) ||  \
+#if !defined(AT_FORALL_LOWER_PRECISION_FP) || !defined(AT_FORALL_FP32) ||    \
+    !defined(AT_FORALL_FP32_SET_OPT_DTYPE) || !defined(AT_FORALL_PROMOTE) || \
     !defined(AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE)
 #error "torch_vkml autocast needs the AT_FORALL_* autocast op lists (torch >= 2.4)"
 #endif
@@ -35,9 +35,7 @@ at::Tensor binary_cross_entropy_banned(const at::Tensor&, const at::Tensor&,
 }  // namespace
 
 // Ops without an entry pass through to the vkml kernels unchanged.
-TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFallthrough());
-}
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   // Matmul-class ops run in the autocast dtype (float16 by default, or bfloat16).

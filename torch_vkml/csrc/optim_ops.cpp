@@ -11,9 +11,9 @@ namespace torch_vkml {
 
 namespace {
 
+using ew::Promote;
 using vkml::ops::BinaryOp;
 using vkml::ops::UnaryOp;
-using ew::Promote;
 
 // clamp_min(x, t) is maximum(x, t) (NaN in either propagates, as on CPU and CUDA); clamp_max is
 // minimum. Promotion and broadcasting follow PyTorch's structured clamp_min.Tensor.
@@ -32,7 +32,9 @@ at::Tensor& clamp_bound_out(const at::Tensor& x, const at::Tensor& bound, at::Te
   return out;
 }
 
-at::Tensor isnan(const at::Tensor& x) { return ew::unary(UnaryOp::kIsnan, Promote::kBoolOut, x, {}); }
+at::Tensor isnan(const at::Tensor& x) {
+  return ew::unary(UnaryOp::kIsnan, Promote::kBoolOut, x, {});
+}
 
 }  // namespace
 

@@ -14,8 +14,8 @@ namespace torch_vkml {
 
 namespace {
 
-using vkml::ops::BinaryOp;
 using ew::Promote;
+using vkml::ops::BinaryOp;
 
 // isneginf / isposinf: x == -inf / +inf; integers and bool never are.
 template <bool kNegative>
@@ -40,8 +40,7 @@ at::Tensor prelu_kernel(const at::Tensor& x, const at::Tensor& w) {
 // d/dx = x > 0 ? 1 : w; d/dw = x > 0 ? 0 : x (per element; prelu's autograd sums over w's
 // broadcast dims).
 std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
-                                                         const at::Tensor& x,
-                                                         const at::Tensor& w) {
+                                                         const at::Tensor& x, const at::Tensor& w) {
   at::Tensor positive = ew::binary(BinaryOp::kGt, Promote::kBoolOut, x, ew::wrap_scalar(0), 1, {});
   at::Tensor grad_w_scaled = ew::binary(BinaryOp::kMul, Promote::kSame, w, grad, 1, {});
   at::Tensor grad_x = at::where(positive, grad, grad_w_scaled);
