@@ -266,3 +266,128 @@ def test_isneginf_isposinf_isnan(dtype):
         torch.testing.assert_close(out.cpu(), fn(x[::2]))
         with pytest.raises(RuntimeError, match="non-boolean"):
             fn(x.to("vkml"), out=torch.empty(5, device="vkml"))
+
+
+# ---- fused=True ----------------------------------------------------------------------------------
+FUSED = [
+    (torch.optim.Adam, dict(lr=0.05)),
+    (torch.optim.Adam, dict(lr=0.05, weight_decay=0.1, amsgrad=True, maximize=True)),
+    (torch.optim.AdamW, dict(lr=0.05, weight_decay=0.1)),
+    (torch.optim.SGD, dict(lr=0.1)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.2, maximize=True)),
+    (torch.optim.Adagrad, dict(lr=0.1, lr_decay=0.01, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("cfg", FUSED, ids=[_cfg_id(c) for c in FUSED])
+def test_fused_optimizer_matches_cpu(cfg, dtype, fallback, gen):
+    cls, kw = cfg
+    # Against the CPU's for-loop: its fused kernels mis-round bf16 tails (SGD) and pair elements
+    # wrongly when a grad's strides differ from its parameter's (as here for the transposed one).
+    init = _params(dtype, gen)
+    pv, pc = _as_leaves(init, "vkml"), _as_leaves(init, "cpu")
+    ov, oc = cls(pv, fused=True, **kw), cls(pc, foreach=False, **kw)
+    for _ in range(3):
+        for v, c in zip(pv, pc, strict=True):
+            c.grad = torch.randn(c.shape, generator=gen).to(dtype)
+            v.grad = c.grad.to("vkml")
+        ov.step()
+        oc.step()
+    rtol, atol = TOL[dtype]
+    for v, c in zip(pv, pc, strict=True):
+        torch.testing.assert_close(v.detach().cpu(), c.detach(), rtol=rtol, atol=atol)
+    assert torch_vkml.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("lr_device", ["cpu", "vkml"])
+@pytest.mark.parametrize("cls", [torch.optim.Adam, torch.optim.SGD, torch.optim.Adagrad])
+def test_fused_tensor_learning_rate(cls, lr_device, gen):
+    init = _params(torch.float32, gen)[:3]
+    pv, pc = _as_leaves(init, "vkml"), _as_leaves(init, "cpu")
+    kw = dict(momentum=0.5) if cls is torch.optim.SGD else {}
+    ov = cls(pv, lr=torch.tensor(0.05, device=lr_device), fused=True, **kw)
+    oc = cls(pc, lr=0.05, foreach=False, **kw)
+    for _ in range(2):
+        for v, c in zip(pv, pc, strict=True):
+            c.grad = torch.randn(c.shape, generator=gen)
+            v.grad = c.grad.to("vkml")
+        ov.step()
+        oc.step()
+    for v, c in zip(pv, pc, strict=True):
+        torch.testing.assert_close(v.detach().cpu(), c.detach(), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("cls", [torch.optim.Adam, torch.optim.SGD])
+def test_fused_with_grad_scaler_skips_and_unscales_on_device(cls):
+    """GradScaler hands fused optimizers grad_scale and found_inf instead of unscaling: the
+    kernel unscales, or skips the step on inf, without a host sync; same results as the CPU."""
+    results = []
+    for device in ["cpu", "vkml"]:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(6, 4).to(device)
+        x = torch.randn(9, 6).to(device)
+        opt = cls(model.parameters(), lr=0.05, fused=True)
+        scaler = torch.amp.GradScaler(device, init_scale=2.0**10, growth_interval=2)
+        weights = []
+        for step in range(4):
+            opt.zero_grad()
+            scaler.scale(model(x).pow(2).mean()).backward()
+            if step == 1:
+                model.weight.grad[0, 0] = float("inf")
+            scaler.step(opt)
+            scaler.update()
+            weights.append((model.weight.detach().cpu().clone(), scaler.get_scale()))
+        grads = model.weight.grad.cpu()
+        results.append((weights, grads))
+    (wc, gc), (wv, gv) = results
+    assert [s for _, s in wv] == [s for _, s in wc] == [1024.0, 512.0, 512.0, 1024.0]
+    torch.testing.assert_close(wv[1][0], wv[0][0], rtol=0, atol=0)  # the inf step was skipped
+    for (a, _), (b, _) in zip(wv, wc, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(gv, gc, rtol=1e-5, atol=1e-7)  # grads left unscaled
+
+
+def test_fused_sliced_params_and_odd_grad_layouts(gen):
+    """Parameters that are not dense, and grads/state with strides unlike their parameter, go
+    through temporaries in one layout and are written back."""
+    base = torch.randn(6, 8, generator=gen)
+    pv = base.to("vkml")[:, ::2].detach().requires_grad_()  # not dense
+    pc = base[:, ::2].clone().requires_grad_()
+    qv = torch.randn(5, 3, generator=gen).to("vkml").t().detach().requires_grad_()
+    qc = qv.detach().cpu().clone().requires_grad_()
+    ov = torch.optim.Adam([pv, qv], lr=0.1, fused=True)
+    oc = torch.optim.Adam([pc, qc], lr=0.1, foreach=False)
+    scaler_v = torch.amp.GradScaler("vkml", init_scale=4.0)
+    scaler_c = torch.amp.GradScaler("cpu", init_scale=4.0)
+    scaler_v.scale(torch.ones((), device="vkml"))  # creates the scale
+    scaler_c.scale(torch.ones(()))
+    for _ in range(2):
+        for v, c in [(pv, pc), (qv, qc)]:
+            c.grad = torch.randn(c.shape, generator=gen) * 4  # contiguous, unlike the params
+            v.grad = c.grad.to("vkml")
+        scaler_v.step(ov)
+        scaler_c.step(oc)
+        scaler_v.update()
+        scaler_c.update()
+    for v, c in [(pv, pc), (qv, qc)]:
+        torch.testing.assert_close(v.detach().cpu(), c.detach(), rtol=2e-5, atol=2e-6)
+        torch.testing.assert_close(v.grad.cpu(), c.grad, rtol=1e-6, atol=1e-7)  # unscaled
+    torch.testing.assert_close(base.to("vkml")[:, 1::2].cpu(), base[:, 1::2])  # untouched
+
+
+def test_fused_rejects_bad_inputs():
+    p = torch.randn(4, 4, device="vkml")
+    g, m, v = torch.randn_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    step = torch.ones((), device="vkml")
+    kw = dict(lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False,
+              maximize=False)
+    with pytest.raises(RuntimeError, match="size"):
+        torch._fused_adam_([p], [g[:, :2]], [m], [v], [], [step], **kw)
+    with pytest.raises(RuntimeError, match="dtype"):
+        torch._fused_adam_([p], [g.half()], [m], [v], [], [step], **kw)
+    with pytest.raises(RuntimeError, match="state_steps"):
+        torch._fused_adam_([p], [g], [m], [v], [], [step.double()], **kw)
+    with pytest.raises(RuntimeError, match="2 tensors|must have 1"):
+        torch._fused_adam_([p], [g, g], [m], [v], [], [step], **kw)

@@ -1,10 +1,12 @@
 // fused=True optimizers on vkml: _fused_adam_, _fused_adamw_, _fused_sgd_ and _fused_adagrad_
 // (float and tensor learning rates), one core dispatch per dtype and up to 64 parameters. With
 // GradScaler they unscale the grads and skip the step on inf/NaN on the device, no host sync.
+#include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "bridge.h"
@@ -52,6 +54,34 @@ void check_scalar(const char* op, const at::Tensor& t, const at::Tensor& first, 
               " must be a one-element float32 tensor");
 }
 
+// The kernel walks a parameter, its grad and its state as flat arrays, so they must share one
+// dense layout. Those that do not (a .grad assigned with other strides, a sliced parameter) go
+// through a device temporary in the parameter's layout (contiguous if the parameter is not dense)
+// and are copied back after the step where the kernel writes them.
+class SharedLayout {
+ public:
+  at::Tensor reference(const at::Tensor& param) {
+    return param.is_non_overlapping_and_dense()
+               ? param
+               : at::empty_like(param, at::MemoryFormat::Contiguous);
+  }
+  at::Tensor stage(const char* op, const at::Tensor& t, const at::Tensor& ref, bool written) {
+    TORCH_CHECK(t.sizes() == ref.sizes(), op, ": expected a tensor of size ", ref.sizes(),
+                " like its parameter, got ", t.sizes());
+    if (t.strides() == ref.strides()) return t;
+    at::Tensor tmp = at::empty_like(ref);
+    tmp.copy_(t);
+    if (written) copy_back_.emplace_back(t, tmp);
+    return tmp;
+  }
+  void finish() {
+    for (auto& [original, tmp] : copy_back_) original.copy_(tmp);
+  }
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> copy_back_;
+};
+
 void run(const char* op, FusedOptimizerConfig config, const LearningRate& lr, at::TensorList params,
          at::TensorList grads, std::vector<at::TensorList> states, at::TensorList steps,
          const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
@@ -64,10 +94,6 @@ void run(const char* op, FusedOptimizerConfig config, const LearningRate& lr, at
   if (config.kind != FusedOptimizer::kSgd) {
     check_list(op, steps, first, params.size(), "state_steps", /*same_dtype=*/false);
     for (const at::Tensor& s : steps) check_scalar(op, s, first, "state_steps");
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    TORCH_CHECK(params[i].is_non_overlapping_and_dense(), op,
-                ": parameters must be dense and non-overlapping");
   }
   config.lr = lr.value;
   vkml::TensorDesc lr_desc, scale_desc, inf_desc;
@@ -86,16 +112,25 @@ void run(const char* op, FusedOptimizerConfig config, const LearningRate& lr, at
     inf_desc = to_desc(*found_inf);
     config.found_inf = &inf_desc;
   }
+  c10::DeviceGuard guard(first.device());
+  SharedLayout layout;
+  std::vector<at::Tensor> staged;  // alive until the step is recorded
   std::vector<FusedOptimizerParam> list(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    list[i].param = to_desc(params[i]);
-    list[i].grad = to_desc(grads[i]);
-    for (at::TensorList s : states) list[i].state.push_back(to_desc(s[i]));
+    at::Tensor ref = layout.reference(params[i]);
+    staged.push_back(layout.stage(op, params[i], ref, /*written=*/true));
+    list[i].param = to_desc(staged.back());
+    staged.push_back(layout.stage(op, grads[i], ref, /*written=*/config.grad_scale != nullptr));
+    list[i].grad = to_desc(staged.back());
+    for (at::TensorList s : states) {
+      staged.push_back(layout.stage(op, s[i], ref, /*written=*/true));
+      list[i].state.push_back(to_desc(staged.back()));
+    }
     if (config.kind != FusedOptimizer::kSgd) list[i].step = to_desc(steps[i]);
   }
-  c10::DeviceGuard guard(first.device());
   vkml::Device& dev = core_device(first);
   translate_errors([&] { vkml::ops::fused_optimizer_step(dev, config, list); });
+  layout.finish();
 }
 
 template <bool kAdamW, typename Lr>
