@@ -13,7 +13,11 @@
 
 namespace torch_vkml {
 
-// AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE spells its signatures without the at:: prefix.
+// AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE spells its signatures without the at:: prefix (torch
+// <= 2.12 also lists the named-dimension overloads of norm).
+#if __has_include(<ATen/core/Dimname.h>)
+using at::DimnameList;
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
