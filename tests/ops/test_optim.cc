@@ -27,8 +27,7 @@ struct HostParam {
       : dtype(t), sizes(sz), strides(st), step(step_count) {
     n = 1;
     for (int64_t s : sizes) n *= static_cast<size_t>(s);
-    const size_t bytes = std::max<size_t>(n, 1) * dtype_size(t);
-    mem = std::make_unique<DeviceBuffer>(dev, (2 + states) * bytes + 4);
+    mem = std::make_unique<DeviceBuffer>(dev, (2 + states) * bytes() + 4);
     for (int r = 0; r < 2 + states; ++r) {
       host.emplace_back(t, n);
       host.back().randomize(seed + r);
@@ -39,7 +38,8 @@ struct HostParam {
     }
     dev.stream().upload(&step, step_address(), 4);
   }
-  size_t bytes() const { return std::max<size_t>(n, 1) * dtype_size(dtype); }
+  // Each role 16-byte aligned (the step is read as a float: misaligned floats fail on NVIDIA).
+  size_t bytes() const { return (std::max<size_t>(n, 1) * dtype_size(dtype) + 15) / 16 * 16; }
   uint64_t address(int role) const { return mem->address + role * bytes(); }
   uint64_t step_address() const { return mem->address + host.size() * bytes(); }
   ops::FusedOptimizerParam desc_all() const {

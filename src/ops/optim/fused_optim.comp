@@ -38,7 +38,7 @@ uint find_tensor(OptimParams p, int64_t i) {
 
 #if defined(DST_F64)
 // 1 - beta^step in double, by squaring (optimizers keep whole step counts in a float).
-double one_minus_pow(double beta, float beta_lo, float step) {
+double one_minus_pow(double beta, float log_beta, float step) {
   if (step < 0.0 || step >= 16777216.0 || step != floor(step)) return 1.0 - pow(float(beta), step);
   double r = 1.0, b = beta;
   for (uint n = uint(step); n != 0u; n >>= 1) {
@@ -48,36 +48,18 @@ double one_minus_pow(double beta, float beta_lo, float step) {
   return 1.0 - r;
 }
 #else
-// Without doubles: beta^step by squaring in float-float arithmetic (hi + lo, ~48 bits), so that
-// 1 - beta^step, which cancels for beta2 = 0.999, still comes out to float precision, like the
-// double math of PyTorch's kernels. Products are split by Dekker's method (Vulkan may evaluate
-// fma() unfused); `precise` keeps the compiler from folding the error terms away.
-vec2 split(float a) {
-  precise float c = 4097.0 * a;
-  precise float hi = c - (c - a);
-  return vec2(hi, a - hi);
-}
-vec2 two_prod(float a, float b) {
-  precise float p = a * b;
-  vec2 as = split(a), bs = split(b);
-  precise float err = ((as.x * bs.x - p) + as.x * bs.y + as.y * bs.x) + as.y * bs.y;
-  return vec2(p, err);
-}
-vec2 ff_mul(vec2 a, vec2 b) {
-  vec2 pe = two_prod(a.x, b.x);
-  precise float e = pe.y + (a.x * b.y + a.y * b.x);
-  precise float s = pe.x + e;
-  return vec2(s, e - (s - pe.x));
-}
-float one_minus_pow(float beta, float beta_lo, float step) {
-  if (step < 0.0 || step >= 16777216.0 || step != floor(step)) return 1.0 - pow(beta, step);
-  vec2 r = vec2(1.0, 0.0), b = vec2(beta, beta_lo);
-  for (uint n = uint(step); n != 0u; n >>= 1) {
-    if ((n & 1u) != 0u) r = ff_mul(r, b);
-    b = ff_mul(b, b);
+// 1 - beta^step = -expm1(step * log(beta)), with log(beta) from the host (double, then rounded):
+// 1 - pow(0.999f, step) would cancel (0.999f itself is off by 1.3e-8, 1e-5 after the
+// subtraction). expm1 is a Taylor series where |x| < 1 and exp(x) - 1 beyond, where exp(x) <
+// 0.37 keeps the subtraction benign. Plain float math: no error-free tricks for compilers to undo.
+float one_minus_pow(float beta, float log_beta, float step) {
+  float x = step * log_beta;
+  if (abs(x) < 1.0) {
+    float e = 1.0;
+    for (int k = 14; k >= 2; --k) e = 1.0 + x / float(k) * e;
+    return -(x * e);
   }
-  precise float hi = 1.0 - r.x;  // exact: r.x is in [0.5, 1] or the result is far from 0
-  return hi - r.y;
+  return 1.0 - exp(x);
 }
 #endif
 
@@ -111,8 +93,8 @@ void main() {
     OP exp_avg = beta1 * load_val(ea) + HYPER(p, VKML_OPTIM_ONE_MINUS_BETA1) * grad;
     OP exp_avg_sq = beta2 * load_val(sa) + HYPER(p, VKML_OPTIM_ONE_MINUS_BETA2) * grad * grad;
     float step = PF32(p.tensors[t].step).v;
-    OP bias_correction1 = one_minus_pow(beta1, p.beta1_lo, step);
-    OP bias_correction2_sqrt = sqrt(one_minus_pow(beta2, p.beta2_lo, step));
+    OP bias_correction1 = one_minus_pow(beta1, p.log_beta1, step);
+    OP bias_correction2_sqrt = sqrt(one_minus_pow(beta2, p.log_beta2, step));
     OP step_size = lr / bias_correction1;
     OP second = exp_avg_sq;
     if ((p.flags & VKML_OPTIM_FLAG_AMSGRAD) != 0u) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -151,8 +152,8 @@ void fused_optimizer_step(Device& dev, const FusedOptimizerConfig& c,
     base.hyper[i] = static_cast<float>(hyper[i]);
     base.hyper_f64[i] = std::bit_cast<uint64_t>(hyper[i]);
   }
-  base.beta1_lo = static_cast<float>(c.beta1 - static_cast<double>(base.hyper[VKML_OPTIM_BETA1]));
-  base.beta2_lo = static_cast<float>(c.beta2 - static_cast<double>(base.hyper[VKML_OPTIM_BETA2]));
+  base.log_beta1 = static_cast<float>(std::log(c.beta1));
+  base.log_beta2 = static_cast<float>(std::log(c.beta2));
   base.flags = (c.adamw ? VKML_OPTIM_FLAG_ADAMW : 0u) | (c.amsgrad ? VKML_OPTIM_FLAG_AMSGRAD : 0u) |
                (c.maximize ? VKML_OPTIM_FLAG_MAXIMIZE : 0u) |
                (c.nesterov ? VKML_OPTIM_FLAG_NESTEROV : 0u) |

@@ -54,9 +54,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Opt
   uint32_t count;       // entries in `tensors`
   uint32_t flags;       // VKML_OPTIM_FLAG_*
   float hyper[VKML_OPTIM_NUM_HYPER];
-  // beta1 and beta2 - float(beta): with hyper[] they carry ~48 bits into the bias corrections.
-  float beta1_lo;
-  float beta2_lo;
+  // log(beta1), log(beta2), computed in double: the bias corrections 1 - beta^step use them.
+  float log_beta1;
+  float log_beta2;
   uint32_t pad;
   uint64_t hyper_f64[VKML_OPTIM_NUM_HYPER];  // the same as double bit patterns (fp64 variants)
   OptimTensor tensors[VKML_OPTIM_MAX_TENSORS];
