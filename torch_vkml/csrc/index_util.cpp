@@ -71,12 +71,15 @@ std::string out_of_bounds_message(int64_t value, int64_t dim, int64_t size) {
 void check_cpu_index_range(const at::Tensor& index, int64_t size, bool allow_negative,
                            BadIndexError kind, const std::string& prefix, int64_t dim) {
   if (index.numel() == 0) return;
-  at::Tensor flat = index.reshape({-1}).to(at::kLong).contiguous();
+  // A CPU index tensor, read in place through its (1-D view's) stride: no device copy involved.
+  at::Tensor flat = index.to(at::kLong).reshape({-1});
   const int64_t* p = flat.const_data_ptr<int64_t>();
+  const int64_t step = flat.stride(0);
   const int64_t lo = allow_negative ? -size : 0;
   for (int64_t i = 0; i < flat.numel(); ++i) {
-    if (p[i] < lo || p[i] >= size) {
-      std::string msg = prefix.empty() ? out_of_bounds_message(p[i], dim, size) : prefix;
+    const int64_t v = p[i * step];
+    if (v < lo || v >= size) {
+      std::string msg = prefix.empty() ? out_of_bounds_message(v, dim, size) : prefix;
       if (kind == BadIndexError::kIndex) TORCH_CHECK_INDEX(false, msg);
       TORCH_CHECK(false, msg);
     }
