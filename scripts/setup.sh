@@ -16,7 +16,7 @@ log() { echo "[setup] $*"; }
 # ---- system packages -------------------------------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libvulkan-dev glslang-tools spirv-tools
           mesa-vulkan-drivers vulkan-validationlayers libgtest-dev vulkan-tools python3-venv python3-dev
-          dataset-fashion-mnist)
+          dataset-fashion-mnist ccache)
 
 # version_ge A B: true when version A >= B
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
@@ -53,7 +53,7 @@ fi
 
 # ---- Python venv -----------------------------------------------------------------------------------
 # torch is pinned to the CPU wheel: an unpinned `pip install torch` pulls a multi-GB CUDA build.
-pip_reqs=(torch==2.13.0 numpy pytest pytest-timeout expecttest hypothesis tqdm matplotlib ruff
+pip_reqs=(torch==2.13.0 numpy pytest pytest-timeout expecttest hypothesis tqdm matplotlib ruff transformers
           scikit-build-core)
 
 if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
