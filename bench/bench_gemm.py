@@ -25,8 +25,8 @@ def parse_shape(text: str) -> tuple[int, int, int, bool]:
     return m, k, n, transposed
 
 
-def time_device(fn, sync, warmup: int, repeat: int, min_seconds: float) -> float:
-    """Median seconds of one call, each sample synchronised."""
+def time_device(fn, sync, warmup: int, repeat: int, min_seconds: float, inner: int = 1) -> float:
+    """Median seconds of one call; each sample is `inner` calls then a synchronisation."""
     for _ in range(warmup):
         fn()
     sync()
@@ -36,9 +36,10 @@ def time_device(fn, sync, warmup: int, repeat: int, min_seconds: float) -> float
         time.perf_counter() - start < min_seconds and len(samples) < 50
     ):
         t0 = time.perf_counter()
-        fn()
+        for _ in range(inner):
+            fn()
         sync()
-        samples.append(time.perf_counter() - t0)
+        samples.append((time.perf_counter() - t0) / inner)
     return statistics.median(samples)
 
 
@@ -56,7 +57,8 @@ def main() -> None:
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--inner", type=int, default=4, help="calls per synchronised sample")
     ap.add_argument("--min-seconds", type=float, default=0.5)
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU reference")
     args = ap.parse_args()
@@ -65,23 +67,30 @@ def main() -> None:
     if not args.no_cpu:
         backends.append(("cpu", lambda: None))
     if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 against fp32, as the issue asks
         backends.append(("cuda", torch.cuda.synchronize))
     print(f"torch.mm {args.dtype}; device: {torch_vkml.device_name()}")
     print(
         f"{'shape (MxKxN)':>18} "
         + " ".join(f"{name + ' ms':>10} {'GFLOP/s':>9}" for name, _ in backends)
+        + f" {'vkml/' + backends[-1][0]:>10}"
     )
     for text in args.shapes.split(","):
         m, k, n, transposed = parse_shape(text)
         flops = 2.0 * m * n * k
         row = f"{text:>18} "
+        rates = []
         for name, sync in backends:
             a, b = operands(m, k, n, transposed, dtype, name)
             seconds = time_device(
-                lambda a=a, b=b: torch.mm(a, b), sync, args.warmup, args.repeat, args.min_seconds
+                lambda a=a, b=b: torch.mm(a, b), sync, args.warmup, args.repeat, args.min_seconds,
+                args.inner if name != "cpu" else 1,
             )
+            rates.append(flops / seconds)
             row += f"{seconds * 1e3:>10.3f} {flops / seconds / 1e9:>9.1f} "
-        print(row)
+        if len(rates) > 1:
+            row += f"{rates[0] / rates[-1]:>10.2f}"
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

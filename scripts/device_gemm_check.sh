@@ -31,3 +31,12 @@ for dt in float32 float16 bfloat16; do
   PYTHONPATH=. timeout 120 python3 bench/bench_gemm.py --dtype $dt --no-cpu \
     --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096t,4096x4096x1 2>&1 | tee -a $OUT/bench.txt
 done
+# Tile tuning of the vectorised cooperative-matrix kernel, and the general kernel for comparison.
+for tile in ${GEMM_TILES:-128x128x4x4x4 128x64x4x4x2 64x64x4x2x2}; do
+  echo "tile $tile" | tee -a $OUT/bench.txt
+  VKML_GEMM_COOPMAT_TILE=$tile PYTHONPATH=. timeout 60 python3 bench/bench_gemm.py --dtype float16 \
+    --no-cpu --shapes ${GEMM_TUNE_SHAPES:-8192x8192x8192} 2>&1 | tail -n +3 | tee -a $OUT/bench.txt
+done
+echo "general coopmat kernel" | tee -a $OUT/bench.txt
+VKML_GEMM_COOPMAT_VEC=0 PYTHONPATH=. timeout 60 python3 bench/bench_gemm.py --dtype float16 --no-cpu \
+  --shapes 8192x8192x8192 2>&1 | tail -2 | tee -a $OUT/bench.txt

@@ -107,7 +107,19 @@ TEST(GemmPlanTest, ColumnMajorOutputIsSolvedTransposed) {
 
 TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   DeviceCaps caps = h200_like();
-  GemmDesc f16 = shape(512, 512, 512, DType::kF16, DType::kF16);
+  GemmDesc f16 = shape(512, 512, 520, DType::kF16, DType::kF16);
+  // Aligned operands take the vectorised kernel; an odd K (rows not 16-byte aligned) the general one.
+  GemmPlan v = ops::choose_gemm_plan(f16, caps, all_shaders);
+  EXPECT_EQ(v.kernel, GemmKernel::kCoopMatVec);
+  EXPECT_EQ(v.shader, "gemm_coopmatv_f16_f16");
+  EXPECT_LE(v.shared_bytes, caps.max_shared_memory);
+  EXPECT_EQ(v.spec[7], 1u);  // A contiguous along k
+  EXPECT_EQ(v.spec[8], 1u);  // B contiguous along n
+  GemmDesc wt = f16;         // x @ W^T: B contiguous along k
+  wt.b = {0x2000, 1, 520};
+  EXPECT_EQ(ops::choose_gemm_plan(wt, caps, all_shaders).spec[8], 0u);
+  f16.k = 511;
+  f16.a.row_stride = 511;
   GemmPlan p = ops::choose_gemm_plan(f16, caps, all_shaders);
   EXPECT_EQ(p.kernel, GemmKernel::kCoopMat);
   EXPECT_EQ(p.shader, "gemm_coopmat_f16_f16");
@@ -115,7 +127,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(p.spec[0] % caps.subgroup_size, 0u);
   // Big problems: 128x128 tiles; the subgroup grid covers the tile exactly.
   for (int64_t size : {512, 4096}) {
-    GemmPlan q = ops::choose_gemm_plan(shape(size, size, size, DType::kF16, DType::kF16), caps,
+    GemmPlan q = ops::choose_gemm_plan(shape(size, size, size + 1, DType::kF16, DType::kF16), caps,
                                        all_shaders);
     const auto& s = q.spec;  // {threads, BM, BN, BK, WM, WN, subgroups}
     EXPECT_EQ(s[0], s[6] * caps.subgroup_size);
@@ -127,7 +139,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(ops::choose_gemm_plan(f16, caps, no_coopmat).kernel, GemmKernel::kTiled);
   // bf16 needs the device's bf16 cooperative matrices.
   GemmDesc bf16 = shape(512, 512, 512, DType::kBF16, DType::kF32);
-  EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kCoopMat);
+  EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kCoopMatVec);
   caps.coopmat_bf16 = false;
   EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kTiled);
   // A device without the 16x16x16 fp32-accumulating shape.
@@ -153,7 +165,7 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   EXPECT_LT((p.split_k - 1) * p.k_chunk, 200704);  // no empty slice
   GemmPlan coop = ops::choose_gemm_plan(shape(64, 576, 200704, DType::kF16, DType::kF16),
                                         h200_like(), all_shaders);
-  EXPECT_EQ(coop.kernel, GemmKernel::kCoopMat);
+  EXPECT_EQ(coop.kernel, GemmKernel::kCoopMatVec);
   EXPECT_GT(coop.split_k, 1u);
   // Enough blocks already, or a short K: no split.
   EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).split_k, 1u);
@@ -322,6 +334,34 @@ TEST_F(GemmTest, TransposedAndGeneralStrides) {
     }
   }
   check({70, 66, 35, DType::kF16, DType::kF32, Layout::kColMajor, Layout::kStrided}, "f16 layout");
+}
+
+// On devices with cooperative matrices these take the vectorised kernel (16-byte aligned
+// operands): every row-/column-major combination, partial tiles, batches, the general epilogue
+// and split-K. Elsewhere they check the same products through the other kernels.
+TEST_F(GemmTest, AlignedHalfOperandsEveryLayout) {
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor};
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    if (!dev().caps().supports_dtype(in)) continue;
+    for (DType out : {in, DType::kF32}) {
+      for (Layout la : layouts) {
+        for (Layout lb : layouts) {
+          check({200, 136, 72, in, out, la, lb}, "aligned layout");
+          check({40, 24, 48, in, out, la, lb, Layout::kColMajor}, "aligned, column-major C");
+        }
+      }
+      GemmCase batched{256, 256, 16, in, out, Layout::kRowMajor, Layout::kColMajor};
+      batched.batch0 = 4, batched.batch1 = 4;  // 64 output tiles of 128: the big tile
+      check(batched, "aligned batched");
+      GemmCase epi{136, 72, 56, in, out};
+      epi.alpha = 0.5, epi.beta = 0.25, epi.bias = Bias::kPerCol;
+      check(epi, "aligned epilogue");
+      check({64, 64, 2048, in, out, Layout::kColMajor, Layout::kRowMajor}, "aligned split-K");
+      // Many output tiles, partial ones at both edges.
+      check({264, 520, 40, in, out, Layout::kRowMajor, Layout::kRowMajor}, "aligned, many tiles");
+      check({264, 520, 40, in, out, Layout::kColMajor, Layout::kColMajor}, "aligned, many tiles");
+    }
+  }
 }
 
 TEST_F(GemmTest, KZeroGivesBetaCPlusBias) {

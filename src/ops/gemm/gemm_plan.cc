@@ -1,6 +1,8 @@
 // Variant choice for the gemm family: a pure function of the descriptor, DeviceCaps and the set
 // of shaders compiled into this build (tested without a GPU in tests/ops/test_gemm.cc).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "vkml/gemm.h"
@@ -104,6 +106,68 @@ bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
   return false;
 }
 
+// 16-byte vectors along the contiguous dimension of a half-precision operand: that stride is 1,
+// every other stride, the extent along it and the base address are multiples of 8 elements.
+bool vec8_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_major) {
+  auto mult8 = [](int64_t x) { return x % 8 == 0; };
+  if (v.address % 16 != 0 || !mult8(v.batch_stride[0]) || !mult8(v.batch_stride[1])) return false;
+  if (v.col_stride == 1 && (rows == 1 || mult8(v.row_stride)) && mult8(cols)) {
+    *row_major = true;
+    return true;
+  }
+  if (v.row_stride == 1 && (cols == 1 || mult8(v.col_stride)) && mult8(rows)) {
+    *row_major = false;
+    return true;
+  }
+  return false;
+}
+
+struct CoopTile {
+  uint32_t bm, bn, subgroups, wm, wn, bk;
+};
+
+// VKML_GEMM_COOPMAT_TILE=BMxBNxSUBGROUPSxWMxWN[xBK] overrides the tile (for tuning on a device).
+bool coop_tile_override(CoopTile* t) {
+  const char* env = std::getenv("VKML_GEMM_COOPMAT_TILE");
+  if (!env) return false;
+  CoopTile o{0, 0, 0, 0, 0, 32};
+  int got = std::sscanf(env, "%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.subgroups, &o.wm, &o.wn, &o.bk);
+  if (got < 5 || o.wm == 0 || o.wn == 0 || (o.bk != 16 && o.bk != 32)) return false;
+  if (o.bm % (16 * o.wm) || o.bn % (16 * o.wn)) return false;
+  if ((o.bm / (16 * o.wm)) * (o.bn / (16 * o.wn)) != o.subgroups) return false;
+  *t = o;
+  return true;
+}
+
+// The vectorised cooperative-matrix kernel, when both operands allow 16-byte loads.
+bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, GemmPlan* plan) {
+  bool a_k_fast = false, b_n_fast = false;
+  if (!vec8_operand(d.a, d.m, d.k, &a_k_fast) || !vec8_operand(d.b, d.k, d.n, &b_n_fast)) {
+    return false;
+  }
+  const int64_t batches = d.batch[0] * d.batch[1];
+  const bool big = ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches >= 64;
+  // Measured on an H200 (8192^3 fp16): 64x64 per subgroup beat 64x32 by 1.5x.
+  CoopTile t = big ? CoopTile{128, 128, 4, 4, 4, 32} : CoopTile{64, 64, 4, 2, 2, 32};
+  coop_tile_override(&t);
+  const uint32_t bk = t.bk, threads = t.subgroups * sg;
+  const uint32_t a_rows = a_k_fast ? t.bm : bk, a_vecs = (a_k_fast ? bk : t.bm) / 8;
+  const uint32_t b_rows = b_n_fast ? bk : t.bn, b_vecs = (b_n_fast ? t.bn : bk) / 8;
+  if ((a_rows * a_vecs) % threads || (b_rows * b_vecs) % threads) return false;
+  const uint32_t stage = a_rows * (a_vecs + 1) + b_rows * (b_vecs + 1);  // in 16-byte vectors
+  if (t.subgroups * 64 > 2 * stage) return false;  // the epilogue scratch reuses the stages
+  const uint32_t shared = 2 * stage * 16;
+  if (shared > caps.max_shared_memory || threads > caps.max_workgroup_invocations) return false;
+  plan->kernel = GemmKernel::kCoopMatVec;
+  plan->shader = "gemm_coopmatv_" + dtype_pair(d);
+  plan->spec = {threads, t.bm, t.bn, bk, t.wm, t.wn, t.subgroups, a_k_fast ? 1u : 0u,
+                b_n_fast ? 1u : 0u, 8u};
+  plan->tile_m = t.bm;
+  plan->tile_n = t.bn;
+  plan->shared_bytes = shared;
+  return true;
+}
+
 }  // namespace
 
 GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
@@ -131,6 +195,16 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   const uint32_t sg = caps.subgroup_size;
   if (half_in && coopmat_shape_ok(caps, d.in_dtype) && shader_exists(coop_shader) &&
       (sg == 16 || sg == 32 || sg == 64) && d.m >= 16 && d.n >= 16 && d.k >= 16) {
+    // VKML_GEMM_COOPMAT_VEC=0 keeps the general kernel (for comparisons on a device).
+    const char* vec_env = std::getenv("VKML_GEMM_COOPMAT_VEC");
+    GemmPlan vec;
+    if ((!vec_env || std::string(vec_env) != "0") && shader_exists("gemm_coopmatv_" + dtype_pair(d)) &&
+        coopmat_vec_plan(d, caps, sg, &vec)) {
+      vec.problem = d;
+      vec.transposed = transposed;
+      maybe_split_k(vec, caps);
+      return vec;
+    }
     // Big tiles: 128x128 over 8 subgroups in a 2x4 grid, each owning 4x2 blocks of 16x16.
     // Small tiles: 64x64 over 4 subgroups in a 2x2 grid, each owning 2x2 blocks.
     const bool big = ceil_div(d.m, 128) * ceil_div(d.n, 128) * d.batch[0] * d.batch[1] >= 64;

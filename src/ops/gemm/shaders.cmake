@@ -37,9 +37,13 @@ foreach(out f16 f32)
   string(TOUPPER ${out} O)
   vkml_shader(NAME gemm_coopmat_f16_${out} SOURCE ${_dir}/gemm_coopmat.comp
               DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
+  vkml_shader(NAME gemm_coopmatv_f16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
+              DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
 endforeach()
 foreach(out bf16 f32)
   string(TOUPPER ${out} O)
   vkml_shader(NAME gemm_coopmat_bf16_${out} SOURCE ${_dir}/gemm_coopmat.comp
+              DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
+  vkml_shader(NAME gemm_coopmatv_bf16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
 endforeach()
