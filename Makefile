@@ -17,6 +17,7 @@ SHARED     ?= ../shared
 CTEST_ARGS  ?=
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
+RUNTIME_BENCH_ARGS ?=
 
 # Tests run with the Khronos validation layer on (any message fails) and the CPU fallback turned into
 # an error. No driver is forced: without a GPU the Vulkan loader finds Mesa's lavapipe by itself.
@@ -74,8 +75,13 @@ demo: build
 	  echo "demo: neither examples/demo.py nor $(BUILD)/bench/bench_runtime exists yet"; \
 	fi
 
+# Runtime, op and model benchmarks against CUDA (or the CPU); JSON and a plot land in out/.
 bench: build
-	@$(BUILD)/bench/bench_runtime $(BENCH_ARGS)
+	@mkdir -p out
+	@$(BUILD)/bench/bench_runtime $(RUNTIME_BENCH_ARGS)
+	@$(PY_ENV) $(PYTHON) bench/bench_ops.py --json out/bench_ops.json $(BENCH_ARGS)
+	@$(PY_ENV) $(PYTHON) bench/bench_models.py --json out/bench_models.json $(BENCH_ARGS)
+	@$(PY_ENV) $(PYTHON) bench/plot.py out/bench_ops.json out/bench_models.json -o out/performance.png
 
 # ---- housekeeping -----------------------------------------------------------------------------------
 format: $(STAMPS)/setup

@@ -1,0 +1,150 @@
+"""Model benchmarks: training steps and inference, vkml against CUDA (or the CPU without CUDA).
+
+    PYTHONPATH=. python bench/bench_models.py [--small] [--only resnet18,vit] [--json out.json]
+
+Workloads (full size, the issue's list):
+- ResNet-18 training step, 32x32 inputs, batch 256, SGD with momentum;
+- ResNet-50 inference, 224x224, batch 64, fp32 and fp16;
+- ViT-B/16 training step, batch 64, AdamW;
+- GPT-2-small-sized decoder training step, sequence 512, batch 8, AdamW.
+--small shrinks every model (widths, depths, batch, resolution) for lavapipe on two cores.
+Each model starts from the same weights on both devices; the first step's losses are compared so
+that a fast wrong answer cannot pass for a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+import torch
+import torch.nn.functional as F
+
+import torch_vkml
+from bench import model_defs as md
+from bench.timing import Result, compare, cpu_device, header, reference_device, save
+
+
+def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
+    """make(device) -> a closure running one optimizer step on that device."""
+
+    def make(device: str):
+        m = copy.deepcopy(model).to(device)
+        m.train()
+        opt = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) if opt_name == "sgd"
+               else torch.optim.AdamW(m.parameters(), lr=1e-4))
+        x, y = (t.to(device) for t in make_batch())
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    return make
+
+
+def inference_factory(model: torch.nn.Module, make_input, dtype):
+    def make(device: str):
+        m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
+        x = make_input().to(device=device, dtype=dtype)
+
+        @torch.no_grad()
+        def run():
+            return m(x)
+
+        return run
+
+    return make
+
+
+def first_loss(make, device: str) -> float:
+    return float(make(device)())
+
+
+def images(b: int, res: int, classes: int):
+    """The same random batch every call (both devices train on identical data)."""
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(b, 3, res, res, generator=g), torch.randint(0, classes, (b,), generator=g)
+
+
+def tokens(b: int, t: int, vocab: int):
+    g = torch.Generator().manual_seed(2)
+    return (torch.randint(0, vocab, (b, t), generator=g),
+            torch.randint(0, vocab, (b, t), generator=g))
+
+
+def workloads(small: bool):
+    out = []
+    # ResNet-18, CIFAR-sized input.
+    b, w = (16, 16) if small else (256, 64)
+    torch.manual_seed(0)
+    r18 = md.resnet18(10, True, w)
+    out.append(("resnet18_train_b%d" % b, train_step_factory(
+        r18, lambda b=b: images(b, 32, 10), F.cross_entropy, "sgd"), "train"))
+    # ResNet-50 inference at 224 (small: 64x64, narrow, one block per stage).
+    b, res = (4, 64) if small else (64, 224)
+    torch.manual_seed(0)
+    r50 = md.resnet50(1000, 16, [1, 1, 1, 1]) if small else md.resnet50()
+    for dtype in (torch.float32, torch.float16):
+        name = "resnet50_infer_b%d_%s" % (b, str(dtype).split(".")[1])
+        out.append((name, inference_factory(
+            r50, lambda b=b, res=res: images(b, res, 1000)[0], dtype), "infer"))
+    # ViT-B/16 training (small: 32x32, dim 64, depth 2).
+    b = 8 if small else 64
+    torch.manual_seed(0)
+    vit = (md.ViT(32, 8, 64, 2, 4, 10) if small else md.ViT())
+    res, classes = (32, 10) if small else (224, 1000)
+    out.append(("vit_b16_train_b%d" % b, train_step_factory(
+        vit, lambda b=b, res=res, classes=classes: images(b, res, classes), F.cross_entropy,
+        "adamw"), "train"))
+    # GPT-2-small-sized decoder (small: vocab 512, dim 64, depth 2, seq 64).
+    b, t = (2, 64) if small else (8, 512)
+    torch.manual_seed(0)
+    gpt = md.GPT(512, 128, 64, 2, 4) if small else md.GPT()
+    vocab = 512 if small else 50257
+
+    def lm_loss(logits, y):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    out.append(("gpt2s_train_seq%d_b%d" % (t, b), train_step_factory(
+        gpt, lambda b=b, t=t, vocab=vocab: tokens(b, t, vocab), lm_loss, "adamw"), "train"))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--small", action="store_true", help="reduced sizes (CPU-only machines)")
+    ap.add_argument("--only", default="", help="comma-separated name prefixes")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    args.small = args.small or cpu_device()
+    ref = reference_device()
+    print(f"models on {torch_vkml.device_name()} against {ref}")
+    print(header(ref))
+    results: list[Result] = []
+    before = sum(torch_vkml.fallback_stats().values())
+    for name, make, kind in workloads(args.small):
+        if args.only and not any(name.startswith(p) for p in args.only.split(",")):
+            continue
+        extra = {}
+        if kind == "train":  # same weights and batch: the first losses must agree
+            lv, lr = first_loss(make, "vkml"), first_loss(make, ref)
+            extra = {"loss_vkml": lv, "loss_ref": lr}
+        results.append(compare("model", name, "", 0.0, make, ref, repeat=args.repeat,
+                                warmup=2, min_seconds=0.0, extra=extra))
+        if extra:
+            print(f"{'':>8} first-step loss vkml {extra['loss_vkml']:.5f} vs {ref} "
+                  f"{extra['loss_ref']:.5f}")
+    fallbacks = sum(torch_vkml.fallback_stats().values()) - before
+    print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")
+    if args.json:
+        save(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Op benchmarks: bandwidth, GEMM, convolution, softmax, layer norm, attention, host overhead;
+vkml against CUDA on the same GPU (or the CPU where there is no CUDA).
+
+    PYTHONPATH=. python bench/bench_ops.py [--small] [--only copy,gemm] [--json out.json]
+
+Rates: GB/s counts bytes read plus written once; TFLOP/s counts 2 flops per multiply-add.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+import torch.nn.functional as F
+
+import torch_vkml
+from bench.timing import Result, compare, cpu_device, header, reference_device, save, sync_for
+
+GB = 1e9
+TFLOP = 1e12
+
+
+def randn(shape, dtype, device, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g).to(dtype).to(device)
+
+
+def bandwidth(small: bool, ref: str) -> list[Result]:
+    n = (1 << 20) if small else (1 << 28)  # 4 MiB / 1 GiB of fp32
+    out = []
+
+    def copy(dev):
+        x, y = randn(n, torch.float32, dev), torch.empty(n, device=dev)
+        return lambda: y.copy_(x)
+
+    out.append(compare("memory", "copy fp32", "GB", 2 * 4 * n / GB, copy, ref, inner=4))
+
+    def add(dev):
+        a, b = randn(n, torch.float32, dev, 1), randn(n, torch.float32, dev, 2)
+        c = torch.empty_like(a)
+        return lambda: torch.add(a, b, out=c)
+
+    out.append(compare("memory", "add fp32", "GB", 3 * 4 * n / GB, add, ref, inner=4))
+
+    def mul_half(dev):
+        a, b = randn(n, torch.float16, dev, 1), randn(n, torch.float16, dev, 2)
+        c = torch.empty_like(a)
+        return lambda: torch.mul(a, b, out=c)
+
+    out.append(compare("memory", "mul fp16", "GB", 3 * 2 * n / GB, mul_half, ref, inner=4))
+
+    def total(dev):
+        x = randn(n, torch.float32, dev, 3)
+        return lambda: x.sum()
+
+    out.append(compare("reduce", "sum fp32 (all)", "GB", 4 * n / GB, total, ref, inner=4))
+    rows = 4096 if not small else 256
+    cols = n // rows
+
+    def rowsum(dev):
+        x = randn((rows, cols), torch.float32, dev, 4)
+        return lambda: x.sum(dim=1)
+
+    out.append(compare("reduce", f"sum dim=1 {rows}x{cols}", "GB", 4 * n / GB, rowsum, ref,
+                       inner=4))
+
+    def colmax(dev):
+        x = randn((rows, cols), torch.float32, dev, 5)
+        return lambda: x.amax(dim=0)
+
+    out.append(compare("reduce", f"amax dim=0 {rows}x{cols}", "GB", 4 * n / GB, colmax, ref,
+                       inner=4))
+    return out
+
+
+def gemm(small: bool, ref: str) -> list[Result]:
+    sizes = [256, 512] if small else [1024, 4096, 8192]
+    out = []
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for s in sizes:
+            def mm(dev, s=s, dtype=dtype):
+                a, b = randn((s, s), dtype, dev, 1), randn((s, s), dtype, dev, 2)
+                return lambda: torch.mm(a, b)
+
+            name = f"mm {str(dtype).split('.')[1]} {s}^3"
+            out.append(compare("gemm", name, "TFLOP", 2 * s**3 / TFLOP, mm, ref, inner=2))
+    # Shapes of the models: a GPT-2 MLP (tokens x 768 x 3072) and a ViT-B attention projection.
+    tokens = 512 if small else 4096
+    for (m, k, n) in ((tokens, 768, 3072), (tokens, 3072, 768), (tokens, 768, 2304)):
+        def linear(dev, m=m, k=k, n=n):
+            x, w = randn((m, k), torch.float16, dev, 1), randn((n, k), torch.float16, dev, 2)
+            return lambda: F.linear(x, w)
+
+        out.append(compare("gemm", f"linear fp16 {m}x{k}x{n}", "TFLOP", 2 * m * k * n / TFLOP,
+                           linear, ref, inner=2))
+    return out
+
+
+# ResNet-50's distinct convolution layers: (Cin, Cout, kernel, stride, input size).
+RESNET50_CONVS = [(3, 64, 7, 2, 224), (64, 64, 1, 1, 56), (64, 64, 3, 1, 56), (64, 256, 1, 1, 56),
+                  (128, 128, 3, 1, 28), (256, 256, 3, 1, 14), (512, 512, 3, 1, 7),
+                  (1024, 256, 1, 1, 14)]
+
+
+def conv(small: bool, ref: str) -> list[Result]:
+    batch = 2 if small else 32
+    out = []
+    layers = RESNET50_CONVS[1:4] if small else RESNET50_CONVS
+    for cin, cout, k, s, hw in layers:
+        if small:
+            hw = min(hw, 16)
+        ho = (hw + 2 * (k // 2) - k) // s + 1
+        flops = 2 * batch * cout * ho * ho * cin * k * k
+        for dtype in (torch.float32, torch.float16):
+            tag = f"{cin}->{cout} k{k}s{s} @{hw} {str(dtype).split('.')[1]}"
+
+            def fwd(dev, dtype=dtype, cin=cin, cout=cout, k=k, s=s, hw=hw):
+                x = randn((batch, cin, hw, hw), dtype, dev, 1)
+                w = randn((cout, cin, k, k), dtype, dev, 2) * 0.05
+                return lambda: F.conv2d(x, w, stride=s, padding=k // 2)
+
+            out.append(compare("conv", "fwd " + tag, "TFLOP", flops / TFLOP, fwd, ref, inner=2))
+
+            def fwd_bwd(dev, dtype=dtype, cin=cin, cout=cout, k=k, s=s, hw=hw):
+                x = randn((batch, cin, hw, hw), dtype, dev, 1).requires_grad_()
+                w = (randn((cout, cin, k, k), dtype, dev, 2) * 0.05).requires_grad_()
+
+                def run():
+                    y = F.conv2d(x, w, stride=s, padding=k // 2)
+                    return torch.autograd.grad(y, (x, w), torch.ones_like(y))
+
+                return run
+
+            out.append(compare("conv", "fwd+bwd " + tag, "TFLOP", 3 * flops / TFLOP, fwd_bwd,
+                               ref, inner=1))
+    return out
+
+
+def nn_ops(small: bool, ref: str) -> list[Result]:
+    out = []
+    rows, cols = (256, 1024) if small else (8192, 4096)
+    for dtype in (torch.float32, torch.float16):
+        es = 4 if dtype == torch.float32 else 2
+        tag = str(dtype).split(".")[1]
+
+        def softmax(dev, dtype=dtype):
+            x = randn((rows, cols), dtype, dev, 1)
+            return lambda: torch.softmax(x, dim=-1)
+
+        out.append(compare("nn", f"softmax {rows}x{cols} {tag}", "GB", 2 * es * rows * cols / GB,
+                           softmax, ref, inner=4))
+
+        def layernorm(dev, dtype=dtype):
+            x = randn((rows, cols), dtype, dev, 1)
+            w, b = randn(cols, dtype, dev, 2), randn(cols, dtype, dev, 3)
+            return lambda: F.layer_norm(x, (cols,), w, b)
+
+        out.append(compare("nn", f"layer_norm {rows}x{cols} {tag}", "GB",
+                           2 * es * rows * cols / GB, layernorm, ref, inner=4))
+    b, h, seq, e = (1, 2, 128, 64) if small else (8, 16, 1024, 64)
+    for dtype in (torch.float16, torch.bfloat16):
+        for causal in (False, True):
+            flops = 4 * b * h * seq * seq * e * (0.5 if causal else 1.0)
+            tag = f"sdpa {b}x{h}x{seq}x{e} {str(dtype).split('.')[1]}" + (" causal" if causal else "")
+
+            def sdpa(dev, dtype=dtype, causal=causal):
+                q, k, v = (randn((b, h, seq, e), dtype, dev, i) for i in range(3))
+                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+            out.append(compare("attn", "fwd " + tag, "TFLOP", flops / TFLOP, sdpa, ref, inner=2))
+
+            def sdpa_bwd(dev, dtype=dtype, causal=causal):
+                q, k, v = (randn((b, h, seq, e), dtype, dev, i).requires_grad_() for i in range(3))
+
+                def run():
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    return torch.autograd.grad(o, (q, k, v), torch.ones_like(o))
+
+                return run
+
+            out.append(compare("attn", "fwd+bwd " + tag, "TFLOP", 3.5 * flops / TFLOP, sdpa_bwd,
+                               ref))
+    return out
+
+
+def host_overhead(ref: str) -> list[Result]:
+    """Host time per op on tiny tensors: many adds queued, one synchronisation at the end."""
+    out = []
+    calls = 2000
+
+    def per_op_us(dev: str) -> float:
+        a, b = torch.ones(4, device=dev), torch.ones(4, device=dev)
+        c = torch.empty_like(a)
+        sync = sync_for(dev)
+        for _ in range(200):
+            torch.add(a, b, out=c)
+        sync()
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                torch.add(a, b, out=c)
+            t1 = time.perf_counter()  # host time: the loop returns before the device finishes
+            sync()
+            best = min(best, (t1 - t0) / calls * 1e6)
+        return best
+
+    vk = per_op_us("vkml")
+    rf = per_op_us(ref)
+    r = Result("host", "add 4 elements, host us/op", "", 0.0, vk / 1e3, rf / 1e3, ref,
+               {"vkml_us": vk, "ref_us": rf})
+    print(f"{'host':>8} {'add(4 elems) host time per op':<34} vkml {vk:.2f} us, {ref} {rf:.2f} us",
+          flush=True)
+    out.append(r)
+    return out
+
+
+GROUPS = {"memory": bandwidth, "gemm": gemm, "conv": conv, "nn": nn_ops}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--small", action="store_true", help="reduced sizes (CPU-only machines)")
+    ap.add_argument("--only", default="", help="comma-separated groups: " + ",".join(GROUPS) +
+                    ",host")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    args.small = args.small or cpu_device()
+    ref = reference_device()
+    only = [g for g in args.only.split(",") if g]
+    print(f"ops on {torch_vkml.device_name()} against {ref}")
+    print(header(ref))
+    results: list[Result] = []
+    for name, fn in GROUPS.items():
+        if not only or name in only:
+            results += fn(args.small, ref)
+    if not only or "host" in only:
+        results += host_overhead(ref)
+    print(f"CPU fallbacks: {torch_vkml.fallback_stats()}")
+    if args.json:
+        save(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

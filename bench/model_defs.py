@@ -1,0 +1,144 @@
+"""Models of the benchmark suite, written the way users write them (plain torch.nn).
+
+ResNet-18/50 (torchvision's layout), ViT-B/16 and a GPT-2-small-sized decoder. `scale` shrinks
+widths and depths for the CPU-only machine, where lavapipe runs every kernel on two cores.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, cin: int, width: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.down = None
+        if stride != 1 or cin != width:
+            self.down = nn.Sequential(nn.Conv2d(cin, width, 1, stride, bias=False),
+                                      nn.BatchNorm2d(width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (self.down(x) if self.down is not None else x))
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin: int, width: int, stride: int = 1) -> None:
+        super().__init__()
+        cout = width * 4
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = F.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        return F.relu(out + (self.down(x) if self.down is not None else x))
+
+
+class ResNet(nn.Module):
+    def __init__(self, block, layers: list[int], classes: int = 1000, small_input: bool = False,
+                 width: int = 64) -> None:
+        super().__init__()
+        if small_input:  # 32x32 images: 3x3 stem, no max-pool
+            self.stem = nn.Sequential(nn.Conv2d(3, width, 3, 1, 1, bias=False),
+                                      nn.BatchNorm2d(width), nn.ReLU())
+        else:
+            self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False),
+                                      nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        stages, cin = [], width
+        for i, n in enumerate(layers):
+            w = width * 2**i
+            for j in range(n):
+                stages.append(block(cin, w, 2 if (j == 0 and i > 0) else 1))
+                cin = w * block.expansion
+        self.stages = nn.Sequential(*stages)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stages(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def resnet18(classes: int = 10, small_input: bool = True, width: int = 64) -> ResNet:
+    return ResNet(BasicBlock, [2, 2, 2, 2], classes, small_input, width)
+
+
+def resnet50(classes: int = 1000, width: int = 64, layers: list[int] | None = None) -> ResNet:
+    return ResNet(Bottleneck, layers or [3, 4, 6, 3], classes, False, width)
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block; attention through F.scaled_dot_product_attention."""
+
+    def __init__(self, dim: int, heads: int, causal: bool) -> None:
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).unbind(2)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                           is_causal=self.causal)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class ViT(nn.Module):
+    def __init__(self, image: int = 224, patch: int = 16, dim: int = 768, depth: int = 12,
+                 heads: int = 12, classes: int = 1000, channels: int = 3) -> None:
+        super().__init__()
+        self.patch = nn.Conv2d(channels, dim, patch, patch)
+        n = (image // patch) ** 2
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, n + 1, dim) * 0.02)
+        self.blocks = nn.Sequential(*[Block(dim, heads, False) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.norm(self.blocks(x))[:, 0])
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab: int = 50257, ctx: int = 1024, dim: int = 768, depth: int = 12,
+                 heads: int = 12) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(ctx, dim)
+        self.blocks = nn.Sequential(*[Block(dim, heads, True) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight  # tied, as GPT-2
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        return self.head(self.norm(self.blocks(self.tok(idx) + self.pos(pos))))

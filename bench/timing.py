@@ -1,0 +1,126 @@
+"""Shared timing and reporting for the benchmark suite (bench_ops.py, bench_models.py).
+
+Every figure is the median of timed samples after warm-up. A sample runs the workload `inner`
+times and then synchronises the device, so the host round trip is spread over several calls.
+The reference backend is CUDA when present (same GPU, same process), else the CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import torch
+
+import torch_vkml  # noqa: F401  (registers the vkml device)
+
+
+def sync_for(device: str) -> Callable[[], None]:
+    if device.startswith("vkml"):
+        return torch.vkml.synchronize
+    if device.startswith("cuda"):
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def cpu_device() -> bool:
+    """True when the vkml device is a CPU implementation (lavapipe): benchmarks shrink."""
+    name = torch_vkml.device_name().lower()
+    return "llvmpipe" in name or "lavapipe" in name or "swiftshader" in name
+
+
+def reference_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def median_seconds(fn: Callable[[], object], device: str, warmup: int = 3, repeat: int = 10,
+                   inner: int = 1, min_seconds: float = 0.3, max_samples: int = 50) -> float:
+    """Median seconds per call of fn on device."""
+    sync = sync_for(device)
+    for _ in range(warmup):
+        fn()
+    sync()
+    samples: list[float] = []
+    start = time.perf_counter()
+    while len(samples) < repeat or (
+        time.perf_counter() - start < min_seconds and len(samples) < max_samples
+    ):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples)
+
+
+@dataclass
+class Result:
+    """One benchmark row: vkml and the reference backend on the same workload."""
+
+    group: str
+    name: str
+    unit: str  # what `work` counts per call: "GB" (bytes moved), "TFLOP", or "" (time only)
+    work: float
+    vkml_ms: float
+    ref_ms: float | None
+    ref_device: str
+    extra: dict = field(default_factory=dict)
+
+    def rate(self, ms: float | None) -> float | None:
+        if ms is None or not self.unit or ms <= 0:
+            return None
+        return self.work / (ms / 1e3)
+
+    @property
+    def ratio(self) -> float | None:
+        """vkml speed over the reference's (1.0 = as fast; > 1 faster)."""
+        if self.ref_ms is None or self.vkml_ms <= 0:
+            return None
+        return self.ref_ms / self.vkml_ms
+
+    def line(self) -> str:
+        def fmt(ms: float | None) -> str:
+            if ms is None:
+                return f"{'-':>10} {'':>9}"
+            r = self.rate(ms)
+            rate = f"{r:9.1f}" if r is not None else f"{'':>9}"
+            return f"{ms:10.3f} {rate}"
+
+        ratio = f"{self.ratio:8.2f}" if self.ratio is not None else f"{'-':>8}"
+        return f"{self.group:>8} {self.name:<34} {fmt(self.vkml_ms)} {fmt(self.ref_ms)} {ratio}"
+
+
+def header(ref: str) -> str:
+    unit = "rate"
+    return (f"{'group':>8} {'benchmark':<34} {'vkml ms':>10} {unit:>9} {ref + ' ms':>10} "
+            f"{unit:>9} {'vkml/' + ref:>8}   (rate: GB/s or TFLOP/s; ratio > 1 means vkml faster)")
+
+
+def compare(group: str, name: str, unit: str, work: float, make: Callable[[str], Callable],
+            ref: str | None, inner: int = 1, extra: dict | None = None, **kw) -> Result:
+    """Builds the workload on vkml and on the reference device and times both."""
+    vk_ms = median_seconds(make("vkml"), "vkml", inner=inner, **kw) * 1e3
+    ref_ms = median_seconds(make(ref), ref, inner=inner, **kw) * 1e3 if ref else None
+    r = Result(group, name, unit, work, vk_ms, ref_ms, ref or "", extra or {})
+    print(r.line(), flush=True)
+    return r
+
+
+def environment() -> dict:
+    info = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "torch": torch.__version__,
+        "vkml_device": torch_vkml.device_name(),
+    }
+    if torch.cuda.is_available():
+        info["cuda_device"] = torch.cuda.get_device_name()
+    return info
+
+
+def save(path: str, results: list[Result]) -> None:
+    with open(path, "w") as f:
+        json.dump({"environment": environment(), "results": [asdict(r) for r in results]}, f,
+                  indent=1)
