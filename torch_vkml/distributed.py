@@ -338,9 +338,21 @@ class VkmlProcessGroup(ProcessGroup):
         return self._gloo.barrier(b)
 
     # ---- bookkeeping the C++ side asks for -----------------------------------------------------
-    def _set_group_name(self, name: str) -> None:
+    # The C++ ProcessGroup keeps its name in its backends; this one has its own (the trampoline
+    # calls these by their C++ names).
+    def getGroupName(self) -> str:  # noqa: N802
+        return self._group_name
+
+    def setGroupName(self, name: str) -> None:  # noqa: N802
         self._group_name = name
-        super()._set_group_name(name)
+        self._gloo._set_group_name(name)
+
+    def getGroupDesc(self) -> str:  # noqa: N802
+        return self._group_desc
+
+    def setGroupDesc(self, desc: str) -> None:  # noqa: N802
+        self._group_desc = desc
+        self._gloo._set_group_desc(desc)
 
     def shutdown(self) -> None:
         self._gloo.shutdown()
