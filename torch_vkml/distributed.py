@@ -83,12 +83,14 @@ class _Staging:
                 self._writeback.append((t, h))
         return host
 
-    def outputs(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
-        """Uninitialised host tensors for results written back into the vkml `tensors`."""
+    def outputs(self, tensors: list[torch.Tensor],
+                shapes: list[tuple[int, ...]] | None = None) -> list[torch.Tensor]:
+        """Uninitialised host tensors (of `shapes`, same element counts, if given) for results
+        written back into the vkml `tensors`."""
         host = []
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if _is_vkml(t):
-                h = torch.empty(t.shape, dtype=t.dtype)
+                h = torch.empty(shapes[i] if shapes else t.shape, dtype=t.dtype)
                 self._writeback.append((t, h))
                 host.append(h)
             else:
@@ -97,7 +99,7 @@ class _Staging:
 
     def write_back(self) -> None:
         for dev, host in self._writeback:
-            dev.copy_(host)  # an upload: recorded on the device's stream, returns at once
+            dev.copy_(host.view(dev.shape))  # an upload: recorded on the device's stream, returns at once
         self._writeback.clear()
         self.keepalive.clear()
 
@@ -188,6 +190,19 @@ class VkmlProcessGroup(ProcessGroup):
     def _get_backend_name(self) -> str:
         return BACKEND_NAME
 
+    # Gloo wants the gathered/scattered side of single-tensor collectives to be the other side's
+    # shape concatenated along dim 0; NCCL takes any layout of the same size (flat, stacked).
+    def _gathered_shape(self, output: torch.Tensor, input: torch.Tensor) -> tuple[int, ...]:
+        if output.numel() != self.size() * input.numel() or input.dim() == 0:
+            return tuple(output.shape)  # let Gloo report the mismatch
+        return (self.size() * input.shape[0], *input.shape[1:])
+
+    def _scattered_view(self, host_in: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+        if (host_in.numel() != self.size() * output.numel() or output.dim() == 0
+                or not host_in.is_contiguous()):
+            return host_in
+        return host_in.view(self.size() * output.shape[0], *output.shape[1:])
+
     # ---- reductions -------------------------------------------------------------------------
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
         tensors = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
@@ -223,7 +238,8 @@ class VkmlProcessGroup(ProcessGroup):
     def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor,
                               opts: Any = None) -> dist.Work:
         s = _Staging()
-        (host_out,), (host_in,) = s.outputs([output]), s.inputs([input])
+        (host_out,) = s.outputs([output])
+        host_in = self._scattered_view(s.inputs([input])[0], output)
         work = self._gloo.reduce_scatter_single(host_out, host_in, opts or ReduceScatterOptions())
         return _staged_work(work, s, [output])
 
@@ -232,8 +248,9 @@ class VkmlProcessGroup(ProcessGroup):
     def reduce_scatter_single_coalesced(self, outputs: list[torch.Tensor],
                                         inputs: list[torch.Tensor], opts: Any = None) -> dist.Work:
         s = _Staging()
+        host_in = [self._scattered_view(h, o) for h, o in zip(s.inputs(inputs), outputs)]
         work = self._gloo.reduce_scatter_single_coalesced(
-            s.outputs(outputs), s.inputs(inputs), opts or ReduceScatterOptions())
+            s.outputs(outputs), host_in, opts or ReduceScatterOptions())
         return _staged_work(work, s, outputs)
 
     reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
@@ -270,7 +287,8 @@ class VkmlProcessGroup(ProcessGroup):
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
                           opts: Any = None) -> dist.Work:
         s = _Staging()
-        (host_out,), (host_in,) = s.outputs([output]), s.inputs([input])
+        (host_in,) = s.inputs([input])
+        (host_out,) = s.outputs([output], [self._gathered_shape(output, input)])
         work = self._gloo.all_gather_single(host_out, host_in, opts or AllgatherOptions())
         return _staged_work(work, s, [output])
 
@@ -279,8 +297,9 @@ class VkmlProcessGroup(ProcessGroup):
     def all_gather_single_coalesced(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],
                                     opts: Any = None) -> dist.Work:
         s = _Staging()
+        shapes = [self._gathered_shape(o, i) for o, i in zip(outputs, inputs)]
         work = self._gloo.all_gather_single_coalesced(
-            s.outputs(outputs), s.inputs(inputs), opts or AllgatherOptions())
+            s.outputs(outputs, shapes), s.inputs(inputs), opts or AllgatherOptions())
         return _staged_work(work, s, outputs)
 
     allgather_into_tensor_coalesced = all_gather_single_coalesced
