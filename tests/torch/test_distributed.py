@@ -57,6 +57,26 @@ def test_backend_registered():
     assert dist.Backend.default_device_backend_map["cpu"] == "gloo"  # left to Gloo
 
 
+@pytest.mark.parametrize("backend", ["vkml", None, "cpu:gloo,vkml:vkml"])
+def test_init_process_group_backend_strings(tmp_path, backend):
+    """Each spelling gives a group that reduces vkml and CPU tensors (one rank: values unchanged,
+    but the tensors make the round trip through host staging and Gloo)."""
+    if backend is None and torch._C._get_accelerator().type != "vkml":
+        pytest.skip("backend=None picks the machine's accelerator, which is not vkml here")
+    dist.init_process_group(backend, init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        src = torch.randn(5, 6)
+        t = src.to("vkml").t()
+        c = src.clone()
+        dist.all_reduce(t)
+        dist.all_reduce(c, op=dist.ReduceOp.MAX)
+        assert torch.equal(t.cpu(), src.t()) and torch.equal(c, src)
+        work = dist.all_reduce(t, async_op=True)
+        assert work.get_future().wait()[0] is t
+    finally:
+        dist.destroy_process_group()
+
+
 def test_collectives_two_ranks(tmp_path):
     """Every collective, several dtypes, strided inputs and outputs; checks run inside the ranks."""
     assert all(r["ok"] for r in run_ranks("collectives", tmp_path))
