@@ -113,9 +113,8 @@ def test_fsdp2_matches_single_process(tmp_path):
 
 
 def test_torchrun_example(tmp_path):
-    torchrun = Path(sys.executable).with_name("torchrun")
     result = subprocess.run(
-        [str(torchrun), "--standalone", "--nproc_per_node=2", str(ROOT / "examples" / "ddp_train.py"),
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(ROOT / "examples" / "ddp_train.py"),
          "--steps", "3"], env=child_env(), capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "ranks agree" in result.stdout, result.stdout[-3000:]
