@@ -248,7 +248,23 @@ def check_point_to_point(rank: int, world: int) -> None:
     dist.barrier()
 
 
+def check_functional(rank: int, world: int) -> None:
+    """torch.distributed._functional_collectives (DTensor's path) through the same group."""
+    import torch.distributed._functional_collectives as fc
+
+    group = dist.group.WORLD
+    x = rank_data(rank, (world * 3, 2), torch.float32, 80).to(DEV)
+    close(fc.all_reduce(x, "sum", group), expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world),
+          "functional all_reduce")
+    close(fc.all_gather_tensor(x, 0, group),
+          torch.cat([rank_data(r, x.shape, torch.float32, 80) for r in range(world)]), "functional all_gather")
+    close(fc.reduce_scatter_tensor(x, "sum", 0, group),
+          expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world)[rank * 3:rank * 3 + 3],
+          "functional reduce_scatter")
+
+
 def scenario_collectives(rank: int, world: int) -> dict:
+    check_functional(rank, world)
     check_allreduce(rank, world)
     check_broadcast_gather(rank, world)
     check_reduce_scatter_alltoall(rank, world)
