@@ -28,7 +28,9 @@ def make_model(width: int, depth: int, features: int, classes: int) -> nn.Module
     return nn.Sequential(*layers, nn.Linear(width, classes))
 
 
-def global_batch(step: int, size: int, features: int, classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+def global_batch(
+    step: int, size: int, features: int, classes: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A synthetic, learnable batch: labels from a fixed random linear map of the inputs."""
     g = torch.Generator().manual_seed(1000 + step)
     x = torch.randn(size, features, generator=g)
@@ -36,8 +38,9 @@ def global_batch(step: int, size: int, features: int, classes: int) -> tuple[tor
     return x, (x @ w).argmax(1)
 
 
-def train(model: nn.Module, args: argparse.Namespace, rank: int, world: int,
-          device: torch.device) -> tuple[list[float], float]:
+def train(
+    model: nn.Module, args: argparse.Namespace, rank: int, world: int, device: torch.device
+) -> tuple[list[float], float]:
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     losses, start = [], 0.0
     for step in range(args.steps):
@@ -46,7 +49,7 @@ def train(model: nn.Module, args: argparse.Namespace, rank: int, world: int,
             start = time.perf_counter()
         x, y = global_batch(step, args.batch, args.features, args.classes)
         n = args.batch // world
-        x, y = x[rank * n:(rank + 1) * n].to(device), y[rank * n:(rank + 1) * n].to(device)
+        x, y = x[rank * n : (rank + 1) * n].to(device), y[rank * n : (rank + 1) * n].to(device)
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
@@ -88,9 +91,14 @@ def main() -> None:
     dist.all_gather(everyone, flat)
     agree = all(torch.equal(everyone[0].cpu(), e.cpu()) for e in everyone)
     if rank == 0:
-        print(f"backend {dist.get_backend_config()}, {world} ranks on {torch_vkml.device_name(device)}")
-        print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {args.steps} steps, "
-              f"{rate:.0f} samples/s across ranks")
+        print(
+            f"backend {dist.get_backend_config()}, {world} ranks on "
+            f"{torch_vkml.device_name(device)}"
+        )
+        print(
+            f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {args.steps} steps, "
+            f"{rate:.0f} samples/s across ranks"
+        )
         print("ranks agree" if agree else "RANKS DISAGREE")
     ok = agree
     if args.check and rank == 0:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -82,13 +83,13 @@ def _is_in_bad_fork() -> bool:
 # Every stream of a vkml device is the device's one ordered queue (guard.cpp): these are torch's
 # generic Stream and Event bound to vkml, for code written against torch.cuda's API (FSDP).
 class Stream(torch.Stream):
-    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> "Stream":
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> Stream:
         return super().__new__(cls, device=torch.device("vkml", _index(device)), priority=priority)
 
 
 class Event(torch.Event):
     def __new__(cls, enable_timing: bool = False, blocking: bool = False,
-                interprocess: bool = False) -> "Event":
+                interprocess: bool = False) -> Event:
         return super().__new__(cls, device=torch.device("vkml", current_device()),
                                enable_timing=enable_timing, blocking=blocking,
                                interprocess=interprocess)

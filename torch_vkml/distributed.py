@@ -70,7 +70,7 @@ class _Staging:
             offset = 0
             for i in idx:
                 n = tensors[i].numel()
-                out[i] = host[offset:offset + n].view(tensors[i].shape)
+                out[i] = host[offset : offset + n].view(tensors[i].shape)
                 offset += n
         self.keepalive.extend(out)
         return out
@@ -78,13 +78,14 @@ class _Staging:
     def inouts(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         """Host copies whose final contents are written back into the vkml tensors."""
         host = self.inputs(tensors)
-        for t, h in zip(tensors, host):
+        for t, h in zip(tensors, host, strict=False):
             if h is not t:
                 self._writeback.append((t, h))
         return host
 
-    def outputs(self, tensors: list[torch.Tensor],
-                shapes: list[tuple[int, ...]] | None = None) -> list[torch.Tensor]:
+    def outputs(
+        self, tensors: list[torch.Tensor], shapes: list[tuple[int, ...]] | None = None
+    ) -> list[torch.Tensor]:
         """Uninitialised host tensors (of `shapes`, same element counts, if given) for results
         written back into the vkml `tensors`."""
         host = []
@@ -99,7 +100,9 @@ class _Staging:
 
     def write_back(self) -> None:
         for dev, host in self._writeback:
-            dev.copy_(host.view(dev.shape))  # an upload: recorded on the device's stream, returns at once
+            dev.copy_(
+                host.view(dev.shape)
+            )  # an upload: recorded on the device's stream, returns at once
         self._writeback.clear()
         self.keepalive.clear()
 
@@ -168,7 +171,9 @@ class _SourceRankWork(dist.Work):
 class VkmlProcessGroup(ProcessGroup):
     """Process group for vkml (and CPU) tensors over Gloo; see the module docstring."""
 
-    def __init__(self, store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> None:
+    def __init__(
+        self, store: dist.Store, rank: int, size: int, timeout: datetime.timedelta
+    ) -> None:
         super().__init__(rank, size)
         gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo/", store), rank, size, timeout)
         # A plain C++ ProcessGroup around Gloo: its dispatcher-level ops (coalesced all-gather,
@@ -198,8 +203,11 @@ class VkmlProcessGroup(ProcessGroup):
         return (self.size() * input.shape[0], *input.shape[1:])
 
     def _scattered_view(self, host_in: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
-        if (host_in.numel() != self.size() * output.numel() or output.dim() == 0
-                or not host_in.is_contiguous()):
+        if (
+            host_in.numel() != self.size() * output.numel()
+            or output.dim() == 0
+            or not host_in.is_contiguous()
+        ):
             return host_in
         return host_in.view(self.size() * output.shape[0], *output.shape[1:])
 
@@ -216,7 +224,9 @@ class VkmlProcessGroup(ProcessGroup):
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
         s = _Staging()
-        work = self._gloo.allreduce_coalesced(s.inouts(tensors), opts or AllreduceCoalescedOptions())
+        work = self._gloo.allreduce_coalesced(
+            s.inouts(tensors), opts or AllreduceCoalescedOptions()
+        )
         return _staged_work(work, s, tensors)
 
     def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
@@ -225,18 +235,24 @@ class VkmlProcessGroup(ProcessGroup):
         if self.rank() == opts.rootRank:
             host = s.inouts(tensors)
         else:  # Gloo uses non-root tensors as scratch; the caller's must stay as they were
-            host = [h.clone() if h is t else h for h, t in zip(s.inputs(tensors), tensors)]
+            host = [
+                h.clone() if h is t else h for h, t in zip(s.inputs(tensors), tensors, strict=False)
+            ]
         return _staged_work(self._gloo.reduce(host, opts), s, tensors)
 
-    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
-                       opts: Any = None) -> dist.Work:
+    def reduce_scatter(
+        self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         host_in = [s.inputs(lst) for lst in inputs]
-        work = self._gloo.reduce_scatter(s.outputs(outputs), host_in, opts or ReduceScatterOptions())
+        work = self._gloo.reduce_scatter(
+            s.outputs(outputs), host_in, opts or ReduceScatterOptions()
+        )
         return _staged_work(work, s, outputs)
 
-    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor,
-                              opts: Any = None) -> dist.Work:
+    def reduce_scatter_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         (host_out,) = s.outputs([output])
         host_in = self._scattered_view(s.inputs([input])[0], output)
@@ -245,12 +261,16 @@ class VkmlProcessGroup(ProcessGroup):
 
     _reduce_scatter_base = reduce_scatter_single
 
-    def reduce_scatter_single_coalesced(self, outputs: list[torch.Tensor],
-                                        inputs: list[torch.Tensor], opts: Any = None) -> dist.Work:
+    def reduce_scatter_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
-        host_in = [self._scattered_view(h, o) for h, o in zip(s.inputs(inputs), outputs)]
+        host_in = [
+            self._scattered_view(h, o) for h, o in zip(s.inputs(inputs), outputs, strict=False)
+        ]
         work = self._gloo.reduce_scatter_single_coalesced(
-            s.outputs(outputs), host_in, opts or ReduceScatterOptions())
+            s.outputs(outputs), host_in, opts or ReduceScatterOptions()
+        )
         return _staged_work(work, s, outputs)
 
     reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
@@ -270,22 +290,27 @@ class VkmlProcessGroup(ProcessGroup):
             host = s.outputs(tensors)
         return _staged_work(self._gloo.broadcast(host, opts), s, tensors)
 
-    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
-                  opts: Any = None) -> dist.Work:
+    def allgather(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         host_out = [s.outputs(lst) for lst in outputs]
         work = self._gloo.allgather(host_out, s.inputs(inputs), opts or AllgatherOptions())
         return _staged_work(work, s, [t for lst in outputs for t in lst])
 
-    def allgather_coalesced(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
-                            opts: Any = None) -> dist.Work:
+    def allgather_coalesced(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         host_out = [s.outputs(lst) for lst in outputs]
-        work = self._gloo.allgather_coalesced(host_out, s.inputs(inputs), opts or AllgatherOptions())
+        work = self._gloo.allgather_coalesced(
+            host_out, s.inputs(inputs), opts or AllgatherOptions()
+        )
         return _staged_work(work, s, [t for lst in outputs for t in lst])
 
-    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
-                          opts: Any = None) -> dist.Work:
+    def all_gather_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         (host_in,) = s.inputs([input])
         (host_out,) = s.outputs([output], [self._gathered_shape(output, input)])
@@ -294,44 +319,59 @@ class VkmlProcessGroup(ProcessGroup):
 
     _allgather_base = all_gather_single
 
-    def all_gather_single_coalesced(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],
-                                    opts: Any = None) -> dist.Work:
+    def all_gather_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
-        shapes = [self._gathered_shape(o, i) for o, i in zip(outputs, inputs)]
+        shapes = [self._gathered_shape(o, i) for o, i in zip(outputs, inputs, strict=False)]
         work = self._gloo.all_gather_single_coalesced(
-            s.outputs(outputs, shapes), s.inputs(inputs), opts or AllgatherOptions())
+            s.outputs(outputs, shapes), s.inputs(inputs), opts or AllgatherOptions()
+        )
         return _staged_work(work, s, outputs)
 
     allgather_into_tensor_coalesced = all_gather_single_coalesced
 
-    def gather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
-               opts: Any = None) -> dist.Work:
+    def gather(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         host_out = [s.outputs(lst) for lst in outputs]
         work = self._gloo.gather(host_out, s.inputs(inputs), opts or GatherOptions())
         return _staged_work(work, s, [t for lst in outputs for t in lst])
 
-    def scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
-                opts: Any = None) -> dist.Work:
+    def scatter(
+        self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         host_in = [s.inputs(lst) for lst in inputs]
         work = self._gloo.scatter(s.outputs(outputs), host_in, opts or ScatterOptions())
         return _staged_work(work, s, outputs)
 
     # ---- all-to-all ---------------------------------------------------------------------------
-    def all_to_all_single(self, output: torch.Tensor, input: torch.Tensor,
-                          output_split_sizes: list[int] | None,
-                          input_split_sizes: list[int] | None, opts: Any = None) -> dist.Work:
+    def all_to_all_single(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int] | None,
+        input_split_sizes: list[int] | None,
+        opts: Any = None,
+    ) -> dist.Work:
         s = _Staging()
         (host_out,), (host_in,) = s.outputs([output]), s.inputs([input])
-        work = self._gloo.all_to_all_single(host_out, host_in, list(output_split_sizes or []),
-                                            list(input_split_sizes or []), opts or AllToAllOptions())
+        work = self._gloo.all_to_all_single(
+            host_out,
+            host_in,
+            list(output_split_sizes or []),
+            list(input_split_sizes or []),
+            opts or AllToAllOptions(),
+        )
         return _staged_work(work, s, [output])
 
     alltoall_base = all_to_all_single
 
-    def alltoall(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],
-                 opts: Any = None) -> dist.Work:
+    def alltoall(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         s = _Staging()
         work = self._gloo.alltoall(s.outputs(outputs), s.inputs(inputs), opts or AllToAllOptions())
         return _staged_work(work, s, outputs)

@@ -1,4 +1,5 @@
-"""One rank of a test_distributed.py scenario: `python dist_worker.py SCENARIO RANK WORLD STORE OUT`.
+"""One rank of a test_distributed.py scenario:
+`python dist_worker.py SCENARIO RANK WORLD STORE OUT`.
 
 Each rank joins the "vkml" process group through a FileStore, runs the scenario's checks (every
 collective against values computed here in float64 from all ranks' seeded data), saves what the
@@ -29,7 +30,9 @@ def make_mlp() -> nn.Module:
 
 def make_cnn() -> nn.Module:
     torch.manual_seed(8)
-    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 25, 3))
+    return nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 25, 3)
+    )
 
 
 def make_transformer() -> nn.Module:
@@ -48,7 +51,7 @@ def batches(kind: str, global_batch: int = 8) -> tuple[torch.Tensor, torch.Tenso
 
 def shard(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     n = t.shape[0] // world
-    return t[rank * n:(rank + 1) * n]
+    return t[rank * n : (rank + 1) * n]
 
 
 def sgd_steps(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int) -> list[float]:
@@ -63,7 +66,7 @@ def sgd_steps(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int) ->
     return losses
 
 
-# ---- collective checks ----------------------------------------------------------------------------
+# ---- collective checks ---------------------------------------------------------------------
 def rank_data(r: int, shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
     """Rank r's input of a check: the same on every rank, so each can compute the expectation."""
     g = torch.Generator().manual_seed(1000 * seed + r)
@@ -114,8 +117,11 @@ def check_allreduce(rank: int, world: int) -> None:
     view = base.t()[::2]
     dist.all_reduce(view)
     want = base_cpu.clone()
-    want.t()[::2] = torch.stack([rank_data(r, (9, 12), torch.float32, seed) for r in range(world)]
-                                ).sum(0).t()[::2]
+    want.t()[::2] = (
+        torch.stack([rank_data(r, (9, 12), torch.float32, seed) for r in range(world)])
+        .sum(0)
+        .t()[::2]
+    )
     close(base, want, "all_reduce strided view")
     # Async: the future's value is the caller's tensor, finished.
     seed += 1
@@ -131,10 +137,10 @@ def check_allreduce(rank: int, world: int) -> None:
     # Coalesced: several tensors (one strided) packed into one transfer.
     seeds = [seed + 1, seed + 2, seed + 3]
     shapes = [(4, 6), (33,), (6, 4)]
-    ts = [rank_data(rank, s, torch.float32, k).to(DEV) for s, k in zip(shapes, seeds)]
+    ts = [rank_data(rank, s, torch.float32, k).to(DEV) for s, k in zip(shapes, seeds, strict=False)]
     ts[2] = ts[2].t()
     dist.all_reduce_coalesced(ts)
-    for t, s, k in zip(ts, shapes, seeds):
+    for t, s, k in zip(ts, shapes, seeds, strict=False):
         exp = expected_reduce(dist.ReduceOp.SUM, s, torch.float32, k, world)
         close(t, exp.t() if s == (6, 4) else exp, "all_reduce_coalesced")
 
@@ -156,18 +162,35 @@ def check_broadcast_gather(rank: int, world: int) -> None:
 
         flat = torch.empty(world * 21, dtype=dtype, device=DEV)
         dist.all_gather_into_tensor(flat, rank_data(rank, (3, 7), dtype, 53).to(DEV))
-        close(flat, torch.cat([rank_data(r, (3, 7), dtype, 53).flatten() for r in range(world)]),
-              f"all_gather_into_tensor {dtype}")
+        close(
+            flat,
+            torch.cat([rank_data(r, (3, 7), dtype, 53).flatten() for r in range(world)]),
+            f"all_gather_into_tensor {dtype}",
+        )
     stacked = torch.empty(world, 4, 3, device=DEV)
     dist.all_gather_into_tensor(stacked, rank_data(rank, (4, 3), torch.float32, 54).to(DEV))
-    close(stacked, torch.stack([rank_data(r, (4, 3), torch.float32, 54) for r in range(world)]),
-          "all_gather_into_tensor stacked")
+    close(
+        stacked,
+        torch.stack([rank_data(r, (4, 3), torch.float32, 54) for r in range(world)]),
+        "all_gather_into_tensor stacked",
+    )
     group = dist.distributed_c10d._get_default_group()
     outs = [torch.empty(world * 5, device=DEV), torch.empty(world * 2, 3, device=DEV)]
-    ins = [rank_data(rank, (5,), torch.float32, 55).to(DEV), rank_data(rank, (2, 3), torch.float32, 56).to(DEV)]
+    ins = [
+        rank_data(rank, (5,), torch.float32, 55).to(DEV),
+        rank_data(rank, (2, 3), torch.float32, 56).to(DEV),
+    ]
     group.all_gather_single_coalesced(outs, ins).wait()
-    close(outs[0], torch.cat([rank_data(r, (5,), torch.float32, 55) for r in range(world)]), "ag coalesced")
-    close(outs[1], torch.cat([rank_data(r, (2, 3), torch.float32, 56) for r in range(world)]), "ag coalesced")
+    close(
+        outs[0],
+        torch.cat([rank_data(r, (5,), torch.float32, 55) for r in range(world)]),
+        "ag coalesced",
+    )
+    close(
+        outs[1],
+        torch.cat([rank_data(r, (2, 3), torch.float32, 56) for r in range(world)]),
+        "ag coalesced",
+    )
 
     gathered = [torch.empty(4, device=DEV) for _ in range(world)] if rank == 1 else None
     dist.gather(rank_data(rank, (4,), torch.float32, 57).to(DEV), gathered, dst=1)
@@ -175,7 +198,11 @@ def check_broadcast_gather(rank: int, world: int) -> None:
         for r in range(world):
             close(gathered[r], rank_data(r, (4,), torch.float32, 57), "gather")
     scattered = torch.empty(3, 2, device=DEV)
-    pieces = [rank_data(r, (3, 2), torch.float32, 58).to(DEV) for r in range(world)] if rank == 0 else None
+    pieces = (
+        [rank_data(r, (3, 2), torch.float32, 58).to(DEV) for r in range(world)]
+        if rank == 0
+        else None
+    )
     dist.scatter(scattered, pieces, src=0)
     close(scattered, rank_data(rank, (3, 2), torch.float32, 58), "scatter")
     t = rank_data(rank, (7,), torch.float32, 59).to(DEV)
@@ -188,23 +215,45 @@ def check_broadcast_gather(rank: int, world: int) -> None:
 
 
 def check_reduce_scatter_alltoall(rank: int, world: int) -> None:
-    for dtype, op in ((torch.float32, dist.ReduceOp.SUM), (torch.float16, dist.ReduceOp.SUM),
-                      (torch.int64, dist.ReduceOp.MAX), (torch.float32, dist.ReduceOp.AVG)):
+    for dtype, op in (
+        (torch.float32, dist.ReduceOp.SUM),
+        (torch.float16, dist.ReduceOp.SUM),
+        (torch.int64, dist.ReduceOp.MAX),
+        (torch.float32, dist.ReduceOp.AVG),
+    ):
         full = expected_reduce(op, (world * 6, 5), dtype, 60, world)
         out = torch.empty(5, 6, dtype=dtype, device=DEV).t()  # strided output
         dist.reduce_scatter_tensor(out, rank_data(rank, (world * 6, 5), dtype, 60).to(DEV), op=op)
-        close(out, full[rank * 6:(rank + 1) * 6], f"reduce_scatter_tensor {op} {dtype}")
+        close(out, full[rank * 6 : (rank + 1) * 6], f"reduce_scatter_tensor {op} {dtype}")
     ins = [rank_data(rank, (4, 3), torch.float32, 61 + j).to(DEV) for j in range(world)]
     out = torch.empty(4, 3, device=DEV)
     dist.reduce_scatter(out, ins)
-    close(out, expected_reduce(dist.ReduceOp.SUM, (4, 3), torch.float32, 61 + rank, world), "reduce_scatter")
+    close(
+        out,
+        expected_reduce(dist.ReduceOp.SUM, (4, 3), torch.float32, 61 + rank, world),
+        "reduce_scatter",
+    )
     group = dist.distributed_c10d._get_default_group()
     outs = [torch.empty(3, device=DEV), torch.empty(2, 2, device=DEV)]
-    ins = [rank_data(rank, (world * 3,), torch.float32, 65).to(DEV),
-           rank_data(rank, (world * 2, 2), torch.float32, 66).to(DEV)]
+    ins = [
+        rank_data(rank, (world * 3,), torch.float32, 65).to(DEV),
+        rank_data(rank, (world * 2, 2), torch.float32, 66).to(DEV),
+    ]
     group.reduce_scatter_single_coalesced(outs, ins).wait()
-    close(outs[0], expected_reduce(dist.ReduceOp.SUM, (world * 3,), torch.float32, 65, world)[rank * 3:rank * 3 + 3], "rs coalesced")
-    close(outs[1], expected_reduce(dist.ReduceOp.SUM, (world * 2, 2), torch.float32, 66, world)[rank * 2:rank * 2 + 2], "rs coalesced")
+    close(
+        outs[0],
+        expected_reduce(dist.ReduceOp.SUM, (world * 3,), torch.float32, 65, world)[
+            rank * 3 : rank * 3 + 3
+        ],
+        "rs coalesced",
+    )
+    close(
+        outs[1],
+        expected_reduce(dist.ReduceOp.SUM, (world * 2, 2), torch.float32, 66, world)[
+            rank * 2 : rank * 2 + 2
+        ],
+        "rs coalesced",
+    )
 
     sends = [[1, 3], [2, 4]]  # sends[r][j]: rows rank r sends to rank j (uneven)
     inp = rank_data(rank, (sum(sends[rank]), 3), torch.float32, 67).to(DEV)
@@ -213,10 +262,12 @@ def check_reduce_scatter_alltoall(rank: int, world: int) -> None:
     pieces = []
     for r in range(world):
         src = rank_data(r, (sum(sends[r]), 3), torch.float32, 67)
-        pieces.append(src[sum(sends[r][:rank]):sum(sends[r][:rank + 1])])
+        pieces.append(src[sum(sends[r][:rank]) : sum(sends[r][: rank + 1])])
     close(out, torch.cat(pieces), "all_to_all_single")
     outs = [torch.empty(2, dtype=torch.int64, device=DEV) for _ in range(world)]
-    dist.all_to_all(outs, [rank_data(rank, (2,), torch.int64, 68 + j).to(DEV) for j in range(world)])
+    dist.all_to_all(
+        outs, [rank_data(rank, (2,), torch.int64, 68 + j).to(DEV) for j in range(world)]
+    )
     for r in range(world):
         close(outs[r], rank_data(r, (2,), torch.int64, 68 + rank), "all_to_all")
 
@@ -234,8 +285,10 @@ def check_point_to_point(rank: int, world: int) -> None:
         close(got, rank_data(0, (6, 4), torch.float32, 70).t(), "recv strided")
         dist.send(rank_data(1, (5,), torch.int64, 71).to(DEV), dst=0)
     out = torch.empty(9, device=DEV)
-    reqs = [dist.isend(rank_data(rank, (9,), torch.float32, 72).to(DEV), dst=peer),
-            dist.irecv(out, src=peer)]
+    reqs = [
+        dist.isend(rank_data(rank, (9,), torch.float32, 72).to(DEV), dst=peer),
+        dist.irecv(out, src=peer),
+    ]
     for req in reqs:
         req.wait()
     close(out, rank_data(peer, (9,), torch.float32, 72), "isend/irecv")
@@ -254,13 +307,23 @@ def check_functional(rank: int, world: int) -> None:
 
     group = dist.group.WORLD
     x = rank_data(rank, (world * 3, 2), torch.float32, 80).to(DEV)
-    close(fc.all_reduce(x, "sum", group), expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world),
-          "functional all_reduce")
-    close(fc.all_gather_tensor(x, 0, group),
-          torch.cat([rank_data(r, x.shape, torch.float32, 80) for r in range(world)]), "functional all_gather")
-    close(fc.reduce_scatter_tensor(x, "sum", 0, group),
-          expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world)[rank * 3:rank * 3 + 3],
-          "functional reduce_scatter")
+    close(
+        fc.all_reduce(x, "sum", group),
+        expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world),
+        "functional all_reduce",
+    )
+    close(
+        fc.all_gather_tensor(x, 0, group),
+        torch.cat([rank_data(r, x.shape, torch.float32, 80) for r in range(world)]),
+        "functional all_gather",
+    )
+    close(
+        fc.reduce_scatter_tensor(x, "sum", 0, group),
+        expected_reduce(dist.ReduceOp.SUM, x.shape, torch.float32, 80, world)[
+            rank * 3 : rank * 3 + 3
+        ],
+        "functional reduce_scatter",
+    )
 
 
 def scenario_collectives(rank: int, world: int) -> dict:
@@ -274,9 +337,11 @@ def scenario_collectives(rank: int, world: int) -> dict:
 
 def scenario_ddp(rank: int, world: int) -> dict:
     out = {}
-    for kind, make, kwargs in (("mlp", make_mlp, {}),
-                               ("mlp_bucket_view", make_mlp, {"gradient_as_bucket_view": True}),
-                               ("cnn", make_cnn, {"bucket_cap_mb": 1e-4})):  # one bucket per param
+    for kind, make, kwargs in (
+        ("mlp", make_mlp, {}),
+        ("mlp_bucket_view", make_mlp, {"gradient_as_bucket_view": True}),
+        ("cnn", make_cnn, {"bucket_cap_mb": 1e-4}),
+    ):  # one bucket per param
         model = make().to(DEV)
         ddp = nn.parallel.DistributedDataParallel(model, **kwargs)
         x, y = batches(kind.split("_")[0])
