@@ -56,5 +56,7 @@ _unsupported = [torch.complex32, torch.complex64, torch.complex128, torch.quint8
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True, unsupported_dtype=_unsupported)
 
+from . import distributed  # noqa: E402,F401  (registers the "vkml" torch.distributed backend)
+
 __all__ = [name for name in dir(vkml) if not name.startswith("_")]
 __version__ = "0.1.0"

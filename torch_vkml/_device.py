@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -75,6 +77,50 @@ def init() -> None:
 
 def _is_in_bad_fork() -> bool:
     return False
+
+
+# ---- streams and events -------------------------------------------------------------------------
+# Every stream of a vkml device is the device's one ordered queue (guard.cpp): these are torch's
+# generic Stream and Event bound to vkml, for code written against torch.cuda's API (FSDP).
+class Stream(torch.Stream):
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> Stream:
+        return super().__new__(cls, device=torch.device("vkml", _index(device)), priority=priority)
+
+
+class Event(torch.Event):
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
+                interprocess: bool = False) -> Event:
+        return super().__new__(cls, device=torch.device("vkml", current_device()),
+                               enable_timing=enable_timing, blocking=blocking,
+                               interprocess=interprocess)
+
+
+def current_stream(device: Any = None) -> torch.Stream:
+    return torch.accelerator.current_stream(torch.device("vkml", _index(device)))
+
+
+def default_stream(device: Any = None) -> torch.Stream:
+    return current_stream(device)
+
+
+@contextlib.contextmanager
+def stream(s: torch.Stream | None) -> Iterator[None]:
+    """Makes `s` current inside the block (a no-op for None, as torch.cuda.stream)."""
+    if s is None:
+        yield
+        return
+    with s:
+        yield
+
+
+def set_stream(s: torch.Stream) -> None:
+    torch.accelerator.set_stream(s)
+
+
+# record_stream tells a caching allocator that another stream uses a block; vkml's streams of one
+# device are one queue, so there is nothing to record.
+_stream_lib = torch.library.Library("aten", "IMPL")
+_stream_lib.impl("record_stream", lambda self, s: None, "PrivateUse1")
 
 
 # ---- capabilities --------------------------------------------------------------------------------
