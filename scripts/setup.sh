@@ -60,13 +60,15 @@ if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
   log "creating venv $VENV with $(command -v "$PYTHON") ($("$PYTHON" --version 2>&1))"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
+  rm -f "$STAMPS"/pip-*  # a new venv has no packages, whatever the stamp says
 fi
 
 # The stamp is keyed on the requirement list, the venv and its interpreter: changing any reinstalls.
 key=$( { printf '%s\n' "${pip_reqs[@]}"
           "$VENV/bin/python" -c 'import sys; print(sys.prefix, sys.version)'; } | sha256sum | cut -c1-16)
 pip_stamp="$STAMPS/pip-$key"
-if [ ! -f "$pip_stamp" ] || [ "${VKML_SETUP_FORCE_PIP:-0}" = 1 ]; then
+if [ ! -f "$pip_stamp" ] || [ "${VKML_SETUP_FORCE_PIP:-0}" = 1 ] ||
+   ! "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1; then
   log "pip: installing ${pip_reqs[*]}"
   # Where the CPU wheel is not on disk, PyPI's torch of the same version is the multi-GB CUDA build:
   # resolve first and refuse it unless asked for (VKML_ALLOW_CUDA_TORCH=1).
