@@ -86,7 +86,7 @@ def gemm(small: bool, ref: str) -> list[Result]:
             name = f"mm {str(dtype).split('.')[1]} {s}^3"
             out.append(compare("gemm", name, "TFLOP", 2 * s**3 / TFLOP, mm, ref, inner=2))
     # Shapes of the models: a GPT-2 MLP (tokens x 768 x 3072) and a ViT-B attention projection.
-    tokens = 512 if small else 4096
+    tokens = 64 if small else 4096
     for (m, k, n) in ((tokens, 768, 3072), (tokens, 3072, 768), (tokens, 768, 2304)):
         def linear(dev, m=m, k=k, n=n):
             x, w = randn((m, k), torch.float16, dev, 1), randn((n, k), torch.float16, dev, 2)

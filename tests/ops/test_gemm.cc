@@ -51,6 +51,7 @@ GemmDesc shape(int64_t m, int64_t n, int64_t k, DType in = DType::kF32, DType ou
 
 bool all_shaders(const std::string&) { return true; }
 bool no_coopmat(const std::string& s) { return s.find("coopmat") == std::string::npos; }
+bool scalar_tiled(const std::string& s) { return s.find("tiledv") == std::string::npos; }
 
 }  // namespace
 
@@ -58,7 +59,7 @@ TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
   DeviceCaps caps = lavapipe_like();
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
     for (int64_t s : {2, 17, 64, 200, 1000}) {
-      GemmPlan p = ops::choose_gemm_plan(shape(s, s, s, t, t), caps, all_shaders);
+      GemmPlan p = ops::choose_gemm_plan(shape(s, s, s, t, t), caps, scalar_tiled);
       EXPECT_EQ(p.kernel, GemmKernel::kTiled) << s;
       EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
       EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[4]) * (p.spec[2] / p.spec[5]));
@@ -67,8 +68,29 @@ TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
     }
   }
   // Big problems get the big tile, small ones a small tile.
-  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), caps, all_shaders).tile_m, 128u);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(40, 40, 64), caps, all_shaders).tile_m, 32u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), caps, scalar_tiled).tile_m, 128u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(40, 40, 64), caps, scalar_tiled).tile_m, 32u);
+}
+
+TEST(GemmPlanTest, AlignedFp32UsesTheVectorisedKernel) {
+  for (const DeviceCaps& caps : {lavapipe_like(), h200_like()}) {
+    GemmPlan p = ops::choose_gemm_plan(shape(1024, 1024, 64), caps, all_shaders);
+    EXPECT_EQ(p.kernel, GemmKernel::kTiledVec);
+    EXPECT_EQ(p.shader, "gemm_tiledv_f32_f32");
+    EXPECT_EQ(p.spec[0], (p.spec[1] / 8) * (p.spec[2] / 8));
+    EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
+    EXPECT_EQ(p.spec[4], 1u);  // A contiguous along k
+    EXPECT_EQ(p.spec[5], 1u);  // B contiguous along n
+    GemmDesc wt = shape(1024, 1024, 64);  // x @ W^T
+    wt.b = {0x2000, 1, 64};
+    EXPECT_EQ(ops::choose_gemm_plan(wt, caps, all_shaders).spec[5], 0u);
+    // K not a multiple of 4 (rows not 16-byte aligned), or a general stride: the scalar kernel.
+    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 63), caps, all_shaders).kernel,
+              GemmKernel::kTiled);
+    GemmDesc strided = shape(64, 64, 64);
+    strided.a.col_stride = 2;
+    EXPECT_EQ(ops::choose_gemm_plan(strided, caps, all_shaders).kernel, GemmKernel::kTiled);
+  }
 }
 
 TEST(GemmPlanTest, VectorShapesUseGemv) {
@@ -148,7 +170,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(ops::choose_gemm_plan(f16, odd, all_shaders).kernel, GemmKernel::kTiled);
   // fp32, f64 and tiny problems never use it.
   EXPECT_EQ(ops::choose_gemm_plan(shape(512, 512, 512), caps, all_shaders).kernel,
-            GemmKernel::kTiled);
+            GemmKernel::kTiledVec);
   EXPECT_EQ(
       ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders).kernel,
       GemmKernel::kTiled);
@@ -175,10 +197,10 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
 }
 
 TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
-  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), scalar_tiled);
   EXPECT_EQ(p.tile_m, 128u);
   EXPECT_EQ(p.spec[3], 16u);  // BK
-  GemmPlan q = ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), all_shaders);
+  GemmPlan q = ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), scalar_tiled);
   EXPECT_EQ(q.spec[3], 8u);
 }
 
@@ -336,14 +358,15 @@ TEST_F(GemmTest, TransposedAndGeneralStrides) {
   check({70, 66, 35, DType::kF16, DType::kF32, Layout::kColMajor, Layout::kStrided}, "f16 layout");
 }
 
-// On devices with cooperative matrices these take the vectorised kernel (16-byte aligned
-// operands): every row-/column-major combination, partial tiles, batches, the general epilogue
-// and split-K. Elsewhere they check the same products through the other kernels.
-TEST_F(GemmTest, AlignedHalfOperandsEveryLayout) {
+// 16-byte aligned operands take the vectorised kernels (fp32 everywhere, fp16/bf16 on devices with
+// cooperative matrices): every row-/column-major combination, partial tiles, batches, the general
+// epilogue and split-K.
+TEST_F(GemmTest, AlignedOperandsEveryLayout) {
   const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor};
-  for (DType in : {DType::kF16, DType::kBF16}) {
+  for (DType in : {DType::kF32, DType::kF16, DType::kBF16}) {
     if (!dev().caps().supports_dtype(in)) continue;
     for (DType out : {in, DType::kF32}) {
+      if (in == DType::kF32 && out != in) continue;
       for (Layout la : layouts) {
         for (Layout lb : layouts) {
           check({200, 136, 72, in, out, la, lb}, "aligned layout");

@@ -106,10 +106,10 @@ bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
   return false;
 }
 
-// 16-byte vectors along the contiguous dimension of a half-precision operand: that stride is 1,
-// every other stride, the extent along it and the base address are multiples of 8 elements.
-bool vec8_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_major) {
-  auto mult8 = [](int64_t x) { return x % 8 == 0; };
+// 16-byte vectors of `per` elements along the contiguous dimension of an operand: that stride is
+// 1, every other stride, the extent along it and the base address are multiples of `per`.
+bool vec_operand(const MatrixView& v, int64_t rows, int64_t cols, int64_t per, bool* row_major) {
+  auto mult8 = [per](int64_t x) { return x % per == 0; };
   if (v.address % 16 != 0 || !mult8(v.batch_stride[0]) || !mult8(v.batch_stride[1])) return false;
   if (v.col_stride == 1 && (rows == 1 || mult8(v.row_stride)) && mult8(cols)) {
     *row_major = true;
@@ -142,7 +142,7 @@ bool coop_tile_override(CoopTile* t) {
 // The vectorised cooperative-matrix kernel, when both operands allow 16-byte loads.
 bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, GemmPlan* plan) {
   bool a_k_fast = false, b_n_fast = false;
-  if (!vec8_operand(d.a, d.m, d.k, &a_k_fast) || !vec8_operand(d.b, d.k, d.n, &b_n_fast)) {
+  if (!vec_operand(d.a, d.m, d.k, 8, &a_k_fast) || !vec_operand(d.b, d.k, d.n, 8, &b_n_fast)) {
     return false;
   }
   const int64_t batches = d.batch[0] * d.batch[1];
@@ -164,6 +164,38 @@ bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, Ge
                 b_n_fast ? 1u : 0u, 8u};
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
+  plan->shared_bytes = shared;
+  return true;
+}
+
+// The vectorised fp32 kernel (8x8 micro-tiles from 16-byte shared reads) for aligned operands.
+// VKML_GEMM_F32_TILE=BMxBN overrides the tile (for tuning on a device).
+bool tiled_vec_plan(const GemmDesc& d, const DeviceCaps& caps, const std::string& shader,
+                    GemmPlan* plan) {
+  if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
+  bool a_k_fast = false, b_n_fast = false;
+  if (!vec_operand(d.a, d.m, d.k, 4, &a_k_fast) || !vec_operand(d.b, d.k, d.n, 4, &b_n_fast)) {
+    return false;
+  }
+  const int64_t batches = d.batch[0] * d.batch[1];
+  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  uint32_t bm = 128, bn = 128, bk = 8;
+  if (ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches < min_blocks) bm = bn = 64;
+  if (const char* env = std::getenv("VKML_GEMM_F32_TILE")) {
+    uint32_t t[2];
+    if (std::sscanf(env, "%ux%u", &t[0], &t[1]) == 2 && t[0] % 32 == 0 && t[1] % 32 == 0) {
+      bm = t[0], bn = t[1];
+    }
+  }
+  const uint32_t threads = (bm / 8) * (bn / 8);
+  const uint32_t shared = 2 * bk * ((bm + 4) + (bn + 4)) * 4;
+  if (threads > caps.max_workgroup_invocations || shared > caps.max_shared_memory) return false;
+  if ((bm * bk / 4) % threads || (bk * bn / 4) % threads) return false;
+  plan->kernel = GemmKernel::kTiledVec;
+  plan->shader = shader;
+  plan->spec = {threads, bm, bn, bk, a_k_fast ? 1u : 0u, b_n_fast ? 1u : 0u};
+  plan->tile_m = bm;
+  plan->tile_n = bn;
   plan->shared_bytes = shared;
   return true;
 }
@@ -227,6 +259,15 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
     }
   }
 
+  const char* tv_env = std::getenv("VKML_GEMM_F32_VEC");  // =0 keeps the scalar tiled kernel
+  GemmPlan tv;
+  if ((!tv_env || std::string(tv_env) != "0") && shader_exists("gemm_tiledv_f32_f32") &&
+      tiled_vec_plan(d, caps, "gemm_tiledv_f32_f32", &tv)) {
+    tv.problem = d;
+    tv.transposed = transposed;
+    maybe_split_k(tv, caps);
+    return tv;
+  }
   const size_t acc_size = d.in_dtype == DType::kF64 ? 8 : 4;
   const int64_t batches = d.batch[0] * d.batch[1];
   // Blocks wanted before a bigger tile pays: a CPU has few cores, a GPU many multiprocessors.
