@@ -1,0 +1,54 @@
+#!/bin/bash
+# On the GPU machine, one lease: build against its torch, then the parts chosen by STEPS (default
+# all): gtest (C++ suites), gemm (torch.mm against cuBLAS), ddp (two ranks sharing the GPU),
+# pytest (the torch suite on the GPU), demo (Fashion-MNIST, full set), bench (ops and models
+# against CUDA). A short summary goes to stdout and $OUT/summary.txt, logs to $OUT.
+set -uo pipefail
+unset LDFLAGS CXXFLAGS CFLAGS CC CXX  # /opt/gcc links libstdc++ statically: use the system g++
+export CC=/usr/bin/gcc CXX=/usr/bin/g++
+export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export VKML_CACHE_DIR=/tmp/vkml-cache PYTHONPATH=$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+STEPS=${STEPS:-gtest gemm ddp pytest demo bench}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+log() { echo "$*" | tee -a $OUT/summary.txt; }
+log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); torch $(python3 -c 'import torch; print(torch.__version__)')"
+t0=$SECONDS
+cmake -S . -B build-h200 -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
+  -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DPython3_EXECUTABLE=$(which python3) > $OUT/build.log 2>&1 \
+  && timeout 400 cmake --build build-h200 -j16 >> $OUT/build.log 2>&1 || { grep -m3 -A12 error $OUT/build.log; exit 1; }
+log "build ok ($((SECONDS - t0)) s)"
+if has gtest; then
+  for t in runtime ops; do timeout 200 ./build-h200/tests/vkml_${t}_tests > $OUT/gtest_$t.log 2>&1
+    log "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"; done
+  grep -h "^\[  FAILED  \]" $OUT/gtest_*.log | head
+fi
+if has gemm; then
+  for dt in float32 float16 bfloat16; do timeout 100 python3 bench/bench_gemm.py --dtype $dt --no-cpu \
+    --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192,4096x4096x4096t 2>&1 | tee -a $OUT/summary.txt; done
+fi
+if has ddp; then
+  VKML_FALLBACK=error timeout 150 python3 -m torch.distributed.run --standalone --nproc_per_node=2 \
+    examples/ddp_train.py --check --steps 50 --batch 1024 --width 2048 --depth 4 --features 1024 \
+    --classes 100 --lr 0.05 --tol 1e-4 > $OUT/ddp.log 2>&1
+  grep -E "backend|ranks|single|PASS|FAIL|samples" $OUT/ddp.log | tail -6 | tee -a $OUT/summary.txt
+fi
+if has pytest; then
+  VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -x -p no:cacheprovider tests/torch \
+    --ignore=tests/torch/test_opinfo.py ${PYTEST_ARGS:-} > $OUT/pytest.log 2>&1
+  log "pytest: $(tail -1 $OUT/pytest.log)"
+  grep -E "^FAILED|^ERROR" $OUT/pytest.log | head -20
+fi
+if has demo; then
+  VKML_FASHION_MNIST=$PWD/.vktc/datasets/fashion-mnist timeout 200 python3 examples/demo.py --full \
+    --epochs ${DEMO_EPOCHS:-2} --plot $OUT/demo_loss.png > $OUT/demo.log 2>&1
+  tail -14 $OUT/demo.log | tee -a $OUT/summary.txt
+fi
+if has bench; then
+  timeout 200 python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > $OUT/bench_ops.log 2>&1
+  tail -60 $OUT/bench_ops.log >> $OUT/summary.txt
+  timeout 200 python3 bench/bench_models.py --json $OUT/bench_models.json > $OUT/bench_models.log 2>&1
+  tail -16 $OUT/bench_models.log >> $OUT/summary.txt
+  grep -E "^ +(memory|host|model)" $OUT/bench_ops.log $OUT/bench_models.log | head -30
+fi
+log "total $((SECONDS - t0)) s"
