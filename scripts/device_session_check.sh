@@ -15,13 +15,14 @@ log() { echo "$*" | tee -a $OUT/summary.txt; }
 log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); torch $(python3 -c 'import torch; print(torch.__version__)')"
 t0=$SECONDS
 cmake -S . -B build-h200 -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
-  -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DPython3_EXECUTABLE=$(which python3) > $OUT/build.log 2>&1 \
-  && timeout 400 cmake --build build-h200 -j16 >> $OUT/build.log 2>&1 || { grep -m3 -A12 error $OUT/build.log; exit 1; }
+  -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DPython3_EXECUTABLE=$(which python3) > /tmp/build.log 2>&1 \
+  && timeout 400 cmake --build build-h200 -j16 >> /tmp/build.log 2>&1 || { grep -m3 -A12 error /tmp/build.log; exit 1; }
 log "build ok ($((SECONDS - t0)) s)"
 if has gtest; then
-  for t in runtime ops; do timeout 200 ./build-h200/tests/vkml_${t}_tests > $OUT/gtest_$t.log 2>&1
-    log "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"; done
-  grep -h "^\[  FAILED  \]" $OUT/gtest_*.log | head
+  for t in runtime ops; do timeout 200 ./build-h200/tests/vkml_${t}_tests --gtest_filter="${GTEST_FILTER:-*}" > /tmp/gtest_$t.log 2>&1
+    log "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' /tmp/gtest_$t.log | tr '\n' ' ')"
+    grep -B8 -A3 "Failure" /tmp/gtest_$t.log | head -60 >> $OUT/gtest_failures.log; done
+  grep -h "^\[  FAILED  \]" /tmp/gtest_*.log | head
 fi
 if has gemm; then
   for dt in float32 float16 bfloat16; do timeout 100 python3 bench/bench_gemm.py --dtype $dt --no-cpu \
@@ -34,7 +35,7 @@ if has ddp; then
   grep -E "backend|ranks|single|PASS|FAIL|samples" $OUT/ddp.log | tail -6 | tee -a $OUT/summary.txt
 fi
 if has pytest; then
-  VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -x -p no:cacheprovider tests/torch \
+  VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider tests/torch \
     --ignore=tests/torch/test_opinfo.py ${PYTEST_ARGS:-} > $OUT/pytest.log 2>&1
   log "pytest: $(tail -1 $OUT/pytest.log)"
   grep -E "^FAILED|^ERROR" $OUT/pytest.log | head -20
@@ -45,10 +46,10 @@ if has demo; then
   tail -14 $OUT/demo.log | tee -a $OUT/summary.txt
 fi
 if has bench; then
-  timeout 200 python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > $OUT/bench_ops.log 2>&1
-  tail -60 $OUT/bench_ops.log >> $OUT/summary.txt
-  timeout 200 python3 bench/bench_models.py --json $OUT/bench_models.json > $OUT/bench_models.log 2>&1
-  tail -16 $OUT/bench_models.log >> $OUT/summary.txt
-  grep -E "^ +(memory|host|model)" $OUT/bench_ops.log $OUT/bench_models.log | head -30
+  timeout 200 python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > /tmp/bench_ops.log 2>&1
+  tail -60 /tmp/bench_ops.log >> $OUT/summary.txt
+  timeout 200 python3 bench/bench_models.py --json $OUT/bench_models.json > /tmp/bench_models.log 2>&1
+  tail -16 /tmp/bench_models.log >> $OUT/summary.txt
+  grep -E "^ +(memory|host|model)" /tmp/bench_ops.log /tmp/bench_models.log | head -30
 fi
 log "total $((SECONDS - t0)) s"
