@@ -256,7 +256,7 @@ class VkmlProcessGroup(ProcessGroup):
         s = _Staging()
         (host_out,) = s.outputs([output])
         host_in = self._scattered_view(s.inputs([input])[0], output)
-        work = self._gloo.reduce_scatter_single(host_out, host_in, opts or ReduceScatterOptions())
+        work = self._gloo._reduce_scatter_base(host_out, host_in, opts or ReduceScatterOptions())
         return _staged_work(work, s, [output])
 
     _reduce_scatter_base = reduce_scatter_single
@@ -268,7 +268,7 @@ class VkmlProcessGroup(ProcessGroup):
         host_in = [
             self._scattered_view(h, o) for h, o in zip(s.inputs(inputs), outputs, strict=False)
         ]
-        work = self._gloo.reduce_scatter_single_coalesced(
+        work = self._gloo.reduce_scatter_tensor_coalesced(
             s.outputs(outputs), host_in, opts or ReduceScatterOptions()
         )
         return _staged_work(work, s, outputs)
@@ -314,7 +314,7 @@ class VkmlProcessGroup(ProcessGroup):
         s = _Staging()
         (host_in,) = s.inputs([input])
         (host_out,) = s.outputs([output], [self._gathered_shape(output, input)])
-        work = self._gloo.all_gather_single(host_out, host_in, opts or AllgatherOptions())
+        work = self._gloo._allgather_base(host_out, host_in, opts or AllgatherOptions())
         return _staged_work(work, s, [output])
 
     _allgather_base = all_gather_single
@@ -324,7 +324,7 @@ class VkmlProcessGroup(ProcessGroup):
     ) -> dist.Work:
         s = _Staging()
         shapes = [self._gathered_shape(o, i) for o, i in zip(outputs, inputs, strict=False)]
-        work = self._gloo.all_gather_single_coalesced(
+        work = self._gloo.allgather_into_tensor_coalesced(
             s.outputs(outputs, shapes), s.inputs(inputs), opts or AllgatherOptions()
         )
         return _staged_work(work, s, outputs)
@@ -358,7 +358,7 @@ class VkmlProcessGroup(ProcessGroup):
     ) -> dist.Work:
         s = _Staging()
         (host_out,), (host_in,) = s.outputs([output]), s.inputs([input])
-        work = self._gloo.all_to_all_single(
+        work = self._gloo.alltoall_base(
             host_out,
             host_in,
             list(output_split_sizes or []),

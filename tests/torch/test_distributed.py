@@ -171,4 +171,7 @@ def test_data_parallel_two_logical_devices():
         timeout=60,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "REFUSED AttributeError" in result.stdout or "RAN (6, 2)" in result.stdout, result.stdout
+    # torch 2.13 lacks torch._C._scatter without CUDA (AttributeError); 2.11 with CUDA refuses the
+    # non-CUDA device ids (AssertionError "Invalid device id").
+    refused = ("REFUSED AttributeError", "REFUSED AssertionError Invalid device id")
+    assert any(r in result.stdout for r in refused) or "RAN (6, 2)" in result.stdout, result.stdout

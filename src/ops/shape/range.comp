@@ -58,7 +58,9 @@ void main() {
 #ifdef INTEGRAL
       store_dst(ELEM_AT(i), pc.p.start_i + pc.p.step_i * i);
 #else
-      ARANGE_ACC v = ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i);
+      // precise: the CPU multiplies then adds; GPU compilers would fuse into one fma and round
+      // once (seen on NVIDIA as 1-ulp float16 differences).
+      precise ARANGE_ACC v = ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i);
       store_dst(ELEM_AT(i), ELEM(v));
 #endif
       continue;
@@ -77,8 +79,8 @@ void main() {
     ELEM x = i < halfway ? fma(step, ELEM(i), start) : fma(-step, ELEM(n - i - 1), end);
 #else
     // c10's 16-bit float operators round after every operation: no contraction.
-    ELEM x = i < halfway ? RND(start + RND(step * RND(ELEM(i))))
-                         : RND(end - RND(step * RND(ELEM(n - i - 1))));
+    precise ELEM x = i < halfway ? RND(start + RND(step * RND(ELEM(i))))
+                                 : RND(end - RND(step * RND(ELEM(n - i - 1))));
 #endif
     if (n == 1) x = start;  // PyTorch fills start; the step would be 0 / 0
 #endif
