@@ -41,6 +41,7 @@ NONDETERMINISTIC = ("empty", "new_empty", "empty_like", "empty_strided", "new_em
 RANDOM_SAMPLES = {
     "nn.functional.multi_head_attention_forward":
         lambda s: bool(s.kwargs.get("training", True)) and s.args[9] > 0,
+    "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0.0) > 0,
 }
 
 # Cases whose meaning depends on storage outside the view, which moving a sample cannot keep.
