@@ -2,6 +2,7 @@
 // grouped-query heads, masks (float and bool, broadcast), causal masking, odd sizes, strided
 // (transposed) layouts, half precision and zero-size inputs.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "nn_test_util.h"
@@ -181,6 +182,25 @@ TEST_F(AttentionTest, WideHeadsSplitColumns) {
 TEST_F(AttentionTest, HalfAndBfloat) {
   check({1, 2, 2, 20, 33, 64, 64}, DType::kF16, true, 0, false, true);
   check({1, 2, 1, 20, 33, 64, 64}, DType::kBF16, false, 1, true, true);
+}
+
+// The cooperative-matrix forward (fp16/bf16), forced with VKML_SDPA_COOPMAT=1; the backward
+// then runs on its logsumexp. Skipped where the device or the build has no coopmat kernel.
+TEST_F(AttentionTest, CoopMatForward) {
+  const DeviceCaps& caps = dev().caps();
+  if (!caps.coopmat || !has_shader("attention_coopmat_f16")) {
+    GTEST_SKIP() << "no cooperative-matrix attention kernel on this device/build";
+  }
+  setenv("VKML_SDPA_COOPMAT", "1", 1);
+  check({2, 4, 2, 130, 77, 64, 64}, DType::kF16, false, 1, true, true);
+  check({1, 2, 2, 70, 70, 80, 48}, DType::kF16, true, 2, false, true);
+  check({1, 2, 1, 33, 40, 256, 256}, DType::kF16, false, 0, false, false);
+  check({1, 1, 1, 3, 0, 16, 16}, DType::kF16, false, 0, false, false);
+  if (caps.coopmat_bf16 && has_shader("attention_coopmat_bf16")) {
+    check({2, 2, 2, 65, 129, 128, 128}, DType::kBF16, true, 0, true, true);
+    check({1, 4, 4, 17, 33, 8, 8}, DType::kBF16, false, 1, false, true);
+  }
+  unsetenv("VKML_SDPA_COOPMAT");
 }
 
 TEST_F(AttentionTest, ZeroSize) {
