@@ -157,6 +157,19 @@ def test_dropout_gradients_match_the_forward_mask(gen, fallback):
     check(out, grads, ref, ref_grads, torch.float32)
 
 
+def graph_nodes(fn) -> set[str]:
+    """Names of the autograd nodes reachable from fn."""
+    names, seen, todo = set(), set(), [fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(node.name())
+        todo.extend(nxt for nxt, _ in node.next_functions)
+    return names
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_multihead_attention_uses_fused_kernel(dtype, gen, fallback):
     torch.manual_seed(0)
@@ -170,6 +183,7 @@ def test_multihead_attention_uses_fused_kernel(dtype, gen, fallback):
     with only_native():
         out, _ = mv(xv, xv, xv, key_padding_mask=pad.to("vkml"), need_weights=False)
         out.sum().backward()
+    assert FUSED_GRAD_FN in graph_nodes(out.grad_fn)
     rtol, atol = TOL[dtype]
     torch.testing.assert_close(out.detach().cpu().double(), ref.detach(), rtol=rtol * 4, atol=atol * 4)
     assert xv.grad is not None and torch.isfinite(xv.grad.cpu()).all()
