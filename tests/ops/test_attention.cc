@@ -124,7 +124,8 @@ class AttentionTest : public DeviceTest {
         for (int64_t h = 0; h < z.h; ++h)
           for (int64_t i = 0; i < z.l * z.s; ++i) {
             double x = mask_kind == 2 ? seen[b * z.l * z.s + i] : seen[i];
-            full_mask[(b * z.h + h) * z.l * z.s + i] = mask_kind == 2 ? (x != 0 ? 0.0 : kNegInf) : x;
+            if (mask_kind == 2) x = x != 0 ? 0.0 : kNegInf;
+            full_mask[(b * z.h + h) * z.l * z.s + i] = x;
           }
       mask_desc = mask.d;
     }
@@ -135,7 +136,8 @@ class AttentionTest : public DeviceTest {
     std::vector<double> hdo = random_values(o.d.numel(), 5);
     DevTensor dout(dev(), t, os);
     hdo = dout.upload(dev(), hdo);
-    Reference want = reference(z, hq, hk, hv, full_mask, causal, scale, grad ? hdo : std::vector<double>{});
+    Reference want = reference(z, hq, hk, hv, full_mask, causal, scale,
+                               grad ? hdo : std::vector<double>{});
     const double rtol = tol_for(t) * 10, atol = tol_for(t) * 10;
     expect_close(o.read(dev()), want.o, rtol, atol, "output");
     std::vector<double> got_lse = lse.read(dev());

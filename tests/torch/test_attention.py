@@ -26,7 +26,9 @@ def run_sdpa(q, k, v, mask=None, **kw):
     mv = mask.to("vkml") if mask is not None else None
     with only_native():
         out = F.scaled_dot_product_attention(qv, kv, vv, attn_mask=mv, **kw)
-        dout = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+        dout = torch.randn(
+            out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9)
+        )
         grads = torch.autograd.grad(out, (qv, kv, vv), dout.to(out.dtype).to("vkml"))
     q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
     m64 = mask.double() if mask is not None and mask.is_floating_point() else mask
@@ -41,10 +43,14 @@ def check(out, grads, ref, ref_grads, dtype, fused=True):
     if fused:
         assert out.grad_fn.name() == FUSED_GRAD_FN
     torch.testing.assert_close(out.detach().cpu().double(), ref.detach(), rtol=rtol, atol=atol)
-    for g, r, name in zip(grads, ref_grads, "qkv"):
+    for g, r, name in zip(grads, ref_grads, "qkv", strict=True):
         scale = max(1.0, r.abs().max().item())
         torch.testing.assert_close(
-            g.cpu().double(), r, rtol=rtol, atol=atol * scale, msg=lambda m: f"d{name}: {m}"
+            g.cpu().double(),
+            r,
+            rtol=rtol,
+            atol=atol * scale,
+            msg=lambda m, name=name: f"d{name}: {m}",
         )
 
 
@@ -63,16 +69,16 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_sdpa_against_math_float64(case, gen, fallback):
-    b, h, hkv, l, s, e, ev, causal, mask_kind = case
-    q = heads_split(b, h, l, e, torch.float32, gen)
+    b, h, hkv, lq, s, e, ev, causal, mask_kind = case
+    q = heads_split(b, h, lq, e, torch.float32, gen)
     k = heads_split(b, hkv, s, e, torch.float32, gen)
     v = heads_split(b, hkv, s, ev, torch.float32, gen)
     mask = None
     if mask_kind == "bool":  # (B, 1, L, S) broadcast over heads; every row sees key 0
-        mask = torch.rand(b, 1, l, s, generator=gen) > 0.3
+        mask = torch.rand(b, 1, lq, s, generator=gen) > 0.3
         mask[..., 0] = True
     elif mask_kind == "float":  # (L, S) broadcast over batch and heads, transposed storage
-        mask = torch.randn(s, l, generator=gen).t()
+        mask = torch.randn(s, lq, generator=gen).t()
     kw = {"is_causal": causal, "enable_gqa": h != hkv}
     check(*run_sdpa(q, k, v, mask, **kw), torch.float32)
 
@@ -111,9 +117,9 @@ def test_fused_choice_and_zero_size(gen, fallback):
         F.scaled_dot_product_attention(q, q.half(), q)
 
 
-def keep_mask(b, h, l, s, p, seed):
+def keep_mask(b, h, lq, s, p, seed):
     """The fused kernel's dropout decisions, read back through v = identity (output = P * keep)."""
-    q, k = torch.randn(b, h, l, 8, device="vkml"), torch.randn(b, h, s, 8, device="vkml")
+    q, k = torch.randn(b, h, lq, 8, device="vkml"), torch.randn(b, h, s, 8, device="vkml")
     eye = torch.eye(s, device="vkml").expand(b, h, s, s)
     torch.manual_seed(seed)
     out = F.scaled_dot_product_attention(q, k, eye, dropout_p=p)
@@ -121,11 +127,11 @@ def keep_mask(b, h, l, s, p, seed):
 
 
 def test_dropout_statistics_and_reproducibility(gen, fallback):
-    p, b, h, l, s = 0.25, 2, 2, 64, 48
-    keep = keep_mask(b, h, l, s, p, 11)
+    p, b, h, lq, s = 0.25, 2, 2, 64, 48
+    keep = keep_mask(b, h, lq, s, p, 11)
     assert abs(keep.double().mean().item() - (1 - p)) < 0.02
-    assert not torch.equal(keep, keep_mask(b, h, l, s, p, 12))
-    q = heads_split(b, h, l, 16, torch.float32, gen).to("vkml").requires_grad_()
+    assert not torch.equal(keep, keep_mask(b, h, lq, s, p, 12))
+    q = heads_split(b, h, lq, 16, torch.float32, gen).to("vkml").requires_grad_()
     k = heads_split(b, h, s, 16, torch.float32, gen).to("vkml").requires_grad_()
     v = heads_split(b, h, s, 16, torch.float32, gen).to("vkml").requires_grad_()
     runs = []
@@ -134,17 +140,17 @@ def test_dropout_statistics_and_reproducibility(gen, fallback):
         with only_native():
             out = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
             runs.append((out, *torch.autograd.grad(out.sum(), (q, k, v))))
-    for a, c in zip(*runs):
+    for a, c in zip(*runs, strict=True):
         assert torch.equal(a.detach().cpu(), c.detach().cpu())
 
 
 def test_dropout_gradients_match_the_forward_mask(gen, fallback):
-    p, b, h, l, s, e = 0.3, 1, 2, 20, 24, 16
-    keep = keep_mask(b, h, l, s, p, 21)  # the same seed gives the same (b, h, m, n) draws
-    q = heads_split(b, h, l, e, torch.float32, gen)
+    p, b, h, lq, s, e = 0.3, 1, 2, 20, 24, 16
+    keep = keep_mask(b, h, lq, s, p, 21)  # the same seed gives the same (b, h, m, n) draws
+    q = heads_split(b, h, lq, e, torch.float32, gen)
     k = heads_split(b, h, s, e, torch.float32, gen)
     v = heads_split(b, h, s, e, torch.float32, gen)
-    dout = torch.randn(b, h, l, e, generator=gen)
+    dout = torch.randn(b, h, lq, e, generator=gen)
     qv, kv, vv = (t.to("vkml").requires_grad_() for t in (q, k, v))
     torch.manual_seed(21)
     with only_native():
@@ -177,7 +183,9 @@ def test_multihead_attention_uses_fused_kernel(dtype, gen, fallback):
     x = torch.randn(2, 10, 32, generator=gen)
     pad = torch.zeros(2, 10, dtype=torch.bool)
     pad[1, 7:] = True
-    ref, _ = mha.double()(x.double(), x.double(), x.double(), key_padding_mask=pad, need_weights=False)
+    ref, _ = mha.double()(
+        x.double(), x.double(), x.double(), key_padding_mask=pad, need_weights=False
+    )
     mv = mha.to("vkml", dtype)
     xv = x.to("vkml", dtype).requires_grad_()
     with only_native():
@@ -185,5 +193,7 @@ def test_multihead_attention_uses_fused_kernel(dtype, gen, fallback):
         out.sum().backward()
     assert FUSED_GRAD_FN in graph_nodes(out.grad_fn)
     rtol, atol = TOL[dtype]
-    torch.testing.assert_close(out.detach().cpu().double(), ref.detach(), rtol=rtol * 4, atol=atol * 4)
+    torch.testing.assert_close(
+        out.detach().cpu().double(), ref.detach(), rtol=rtol * 4, atol=atol * 4
+    )
     assert xv.grad is not None and torch.isfinite(xv.grad.cpu()).all()

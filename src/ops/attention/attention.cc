@@ -183,7 +183,7 @@ std::optional<CoopPlan> coopmat_plan(const DeviceCaps& caps, DType t, int64_t e,
   for (uint32_t nsg : {4u, 2u, 1u}) {
     const uint32_t br = 16 * nsg, krows = std::max(br, bc), wi = std::max(sg, 16u);
     const uint64_t bytes = 2ull * (krows * (d + pad) + bc * (dv + pad) + nsg * 16 * (bc + pad)) +
-                           4ull * (nsg * 16 * bc + nsg * wi * 2 + nsg * 32);
+                           4ull * (nsg * 16 * (bc + 4) + nsg * wi * 2 + nsg * 32);
     if (bytes <= caps.max_shared_memory && nsg * sg <= caps.max_workgroup_invocations) {
       return CoopPlan{shader, {nsg * sg, nsg, bc, d, dv, sg}, br};
     }
@@ -276,13 +276,14 @@ void attention_backward(Device& dev, const TensorDesc& grad_q, const TensorDesc&
   MemRange reads[] = {nn::range_of(q),   nn::range_of(k),        nn::range_of(v),
                       nn::range_of(lse), nn::range_of(grad_out), delta_range,
                       mask_range(mask)};
-  auto run = [&](const TensorDesc& g, const char* mode, int64_t pairs, int64_t rows_, int64_t cols) {
+  auto run = [&](const TensorDesc& g, const char* mode, int64_t pairs, int64_t n_rows,
+                 int64_t cols) {
     if (!g.address || g.numel() == 0) return;
     AttentionParams pg = p;
     pg.g = g.address;
     copy_strides(pg.g_strides, g);
     MemRange writes[] = {nn::range_of(g)};
-    launch(dev, mode, pg, pairs, rows_, cols, reads, writes);
+    launch(dev, mode, pg, pairs, n_rows, cols, reads, writes);
   };
   run(grad_q, "dq", p.batch * p.heads, p.q_len, p.head_dim);
   run(grad_k, "dk", p.batch * p.kv_heads, p.kv_len, p.head_dim);

@@ -54,7 +54,9 @@ void stage_a(Operand A, int64_t row0, int64_t c0, uint dt) {
   for (uint i = gl_LocalInvocationIndex; i < BR * EC; i += gl_WorkGroupSize.x) {
     int64_t row = row0 + int64_t(i / EC), col = c0 + int64_t(i % EC);
     float x = 0.0;
-    if (row < A.rows && col < A.cols) x = at_load(A.base, A.off + row * A.s_row + col * A.s_col, dt);
+    if (row < A.rows && col < A.cols) {
+      x = at_load(A.base, A.off + row * A.s_row + col * A.s_col, dt);
+    }
     sh_a[(i / EC) * LD + i % EC] = x;
   }
 }
@@ -63,7 +65,9 @@ void stage_b(Operand B, int64_t j0, int64_t c0, uint dt) {
   for (uint i = gl_LocalInvocationIndex; i < BC * EC; i += gl_WorkGroupSize.x) {
     int64_t row = j0 + int64_t(i / EC), col = c0 + int64_t(i % EC);
     float x = 0.0;
-    if (row < B.rows && col < B.cols) x = at_load(B.base, B.off + row * B.s_row + col * B.s_col, dt);
+    if (row < B.rows && col < B.cols) {
+      x = at_load(B.base, B.off + row * B.s_row + col * B.s_col, dt);
+    }
     sh_b[(i / EC) * LD + i % EC] = x;
   }
 }
@@ -99,11 +103,14 @@ void dot_tile(Operand A, int64_t row0, Operand B, int64_t j0, bool into_d, uint 
 void accumulate(Operand X, int64_t j0, int64_t xc0, uint dt) {
   const uint r = gl_LocalInvocationIndex / TPR, l = gl_LocalInvocationIndex % TPR;
   [[unroll]] for (uint cb = 0; cb < XC / EC; ++cb) {
+    if (xc0 + int64_t(cb * EC) >= X.cols) break;  // uniform: the block is past X's columns
     stage_b(X, j0, xc0 + int64_t(cb * EC), dt);
     barrier();
     for (uint j = 0; j < BC; ++j) {
       float w = sh_w[r * BC + j];
-      [[unroll]] for (uint kk = 0; kk < CPT; ++kk) acc[cb * CPT + kk] += w * sh_b[j * LD + l + kk * TPR];
+      [[unroll]] for (uint kk = 0; kk < CPT; ++kk) {
+        acc[cb * CPT + kk] += w * sh_b[j * LD + l + kk * TPR];
+      }
     }
     barrier();
   }
@@ -186,7 +193,9 @@ void main() {
         const uint i = r * BC + l + k * TPR;
         float pk = exp(sh_w[i] - base);
         l_part += pk;
-        if (dropout) pk = at_keep(p, b, h, row, j0 + int64_t(l + k * TPR)) ? pk * p.keep_scale : 0.0;
+        if (dropout) {
+          pk = at_keep(p, b, h, row, j0 + int64_t(l + k * TPR)) ? pk * p.keep_scale : 0.0;
+        }
         sh_w[i] = pk;
       }
       accumulate(V, j0, xc0, dt);
@@ -194,7 +203,8 @@ void main() {
     }
     const float l_sum = row_sum(l_part);
     // A row with every key hidden gets 0, as PyTorch's math path (safe softmax) gives.
-    store_acc(OPERAND(p.o, p.o_strides, b, h, L, EV), row, xc0, l_sum == 0.0 ? 0.0 : 1.0 / l_sum, dt);
+    const float inv_sum = l_sum == 0.0 ? 0.0 : 1.0 / l_sum;
+    store_acc(OPERAND(p.o, p.o_strides, b, h, L, EV), row, xc0, inv_sum, dt);
     if (gl_WorkGroupID.z == 0u && l == 0u && row < L) {
       PF32(p.lse + uint64_t(bh * L + row) * 4ul).v = l_sum == 0.0 ? AT_NEG_INF : m_run + log(l_sum);
     }

@@ -42,13 +42,14 @@ const uint BR = 16 * NSG;
 const uint PAD = 8;  // elements: rows stay 16-byte aligned and shift banks
 const uint KROWS = BR > BC ? BR : BC;  // the key buffer also stages the query block
 const uint KLD = D + PAD, VLD = DV + PAD, PLD = BC + PAD;
+const uint SLD = BC + 4;  // floats: 16-byte aligned rows; lanes reading a column hit 2 banks
 const uint WI = SG > 16 ? SG : 16;  // row-statistics items per subgroup: row = w % 16
 const uint IPL = WI / SG;           // items per lane
 const uint PARTS = WI / 16;         // lanes sharing one row
 
 shared ELEM sh_k[KROWS * KLD];
 shared ELEM sh_v[BC * VLD];
-shared float sh_s[NSG * 16 * BC];  // scores of each subgroup's 16 x BC tile; output scratch
+shared float sh_s[NSG * 16 * SLD];  // scores of each subgroup's 16 x BC tile; output scratch
 shared ELEM sh_p[NSG * 16 * PLD];
 shared float sh_part[NSG * WI * 2];
 shared float sh_stat[NSG * 16 * 2];  // per row: max, sum
@@ -105,7 +106,7 @@ void main() {
                       gl_CooperativeMatrixLayoutColumnMajor);                                 \
           sacc = coopMatMulAdd(qa[kd], kb, sacc);                                             \
         }                                                                                     \
-        coopMatStore(sacc, sh_s, sg * 16 * BC + nb * 16, BC,                                  \
+        coopMatStore(sacc, sh_s, sg * 16 * SLD + nb * 16, SLD,                                \
                      gl_CooperativeMatrixLayoutRowMajor);                                     \
       }                                                                                       \
       subgroupMemoryBarrierShared();                                                          \
@@ -125,7 +126,8 @@ void main() {
       [[unroll]] for (uint t = 0; t < IPL; ++t) {
         const uint w = lane + t * SG, r = w % 16, part = w / 16;
         for (uint c = part; c < BC; c += PARTS) {
-          const float x = at_logit(p, b, h, sg_row0 + r, j0 + int64_t(c), sh_s[(sg * 16 + r) * BC + c]);
+          const float x =
+              at_logit(p, b, h, sg_row0 + r, j0 + int64_t(c), sh_s[(sg * 16 + r) * SLD + c]);
           const float m_new = max(m_part[t], x);
           const float base = m_new == AT_NEG_INF ? 0.0 : m_new;
           l_part[t] = l_part[t] * exp(m_part[t] - base) + exp(x - base);
@@ -175,7 +177,7 @@ void main() {
         const uint r = e / BC, c = e % BC;
         const int64_t m = sg_row0 + int64_t(r), n = j0 + int64_t(c);
         const float l = sh_stat[(sg * 16 + r) * 2 + 1];
-        float pr = exp(at_logit(p, b, h, m, n, sh_s[(sg * 16 + r) * BC + c]) -
+        float pr = exp(at_logit(p, b, h, m, n, sh_s[(sg * 16 + r) * SLD + c]) -
                        sh_stat[(sg * 16 + r) * 2]);
         pr = l == 0.0 ? 0.0 : pr / l;
         if (dropout) pr = at_keep(p, b, h, m, n) ? pr * p.keep_scale : 0.0;
@@ -198,14 +200,14 @@ void main() {
     const int64_t oo = b * p.o_strides[0] + h * p.o_strides[1];
     [[unroll]] for (uint i = 0; i < DV / 16; ++i) {
       subgroupBarrier();
-      coopMatStore(oacc[i], sh_s, sg * 16 * BC, 16, gl_CooperativeMatrixLayoutRowMajor);
+      coopMatStore(oacc[i], sh_s, sg * 16 * SLD, 16, gl_CooperativeMatrixLayoutRowMajor);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       for (uint e = lane; e < 256; e += SG) {
         const int64_t row = sg_row0 + int64_t(e / 16), col = int64_t(i * 16 + e % 16);
         if (row < L && col < EV) {
           at_store(p.o, oo + row * p.o_strides[2] + col * p.o_strides[3], p.dtype,
-                   sh_s[sg * 16 * BC + e]);
+                   sh_s[sg * 16 * SLD + e]);
         }
       }
     }
