@@ -186,6 +186,14 @@ TEST_F(AttentionTest, HalfAndBfloat) {
   check({1, 2, 1, 20, 33, 64, 64}, DType::kBF16, false, 1, true, true);
 }
 
+// The tile shape chosen for GPUs (128 threads, 32 x 64 tiles, 128 output columns per block).
+TEST_F(AttentionTest, GpuTileShape) {
+  ops::attention_force_gpu_tiles(true);
+  check({1, 4, 2, 70, 130, 80, 40}, DType::kF32, true, 0, true, true);
+  check({2, 2, 2, 33, 65, 160, 16}, DType::kBF16, false, 1, false, true);
+  ops::attention_force_gpu_tiles(false);
+}
+
 // The cooperative-matrix forward (fp16/bf16), forced with VKML_SDPA_COOPMAT=1; the backward
 // then runs on its logsumexp. Skipped where the device or the build has no coopmat kernel.
 TEST_F(AttentionTest, CoopMatForward) {

@@ -2,6 +2,7 @@
 #include "vkml/attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -23,9 +24,15 @@ struct Tiles {
   uint32_t threads, br, bc, ec;
 };
 
+std::atomic<bool> g_force_gpu_tiles{false};
+
+bool cpu_tiles(const DeviceCaps& caps) {
+  return caps.kind == DeviceKind::kCpu && !g_force_gpu_tiles;
+}
+
 Tiles tiles_for(const DeviceCaps& caps) {
   // A CPU (lavapipe) has few cores: small workgroups keep them all busy on small problems.
-  Tiles t = caps.kind == DeviceKind::kCpu ? Tiles{64, 16, 32, 16} : Tiles{128, 32, 64, 16};
+  Tiles t = cpu_tiles(caps) ? Tiles{64, 16, 32, 16} : Tiles{128, 32, 64, 16};
   auto shared_bytes = [](const Tiles& x) {
     return 4u * ((x.br + x.bc) * (x.ec + 1) + 2 * x.br * x.bc + x.threads);
   };
@@ -39,7 +46,7 @@ Tiles tiles_for(const DeviceCaps& caps) {
 // Output columns per workgroup, fixed per device so that each kernel has one pipeline; wider
 // heads take several workgroups, each recomputing the scores. lavapipe compiles every pipeline
 // with LLVM, so it gets a small block (short compiles) and GPUs one that covers usual heads.
-uint32_t column_block(const DeviceCaps& caps) { return caps.kind == DeviceKind::kCpu ? 32 : 128; }
+uint32_t column_block(const DeviceCaps& caps) { return cpu_tiles(caps) ? 32 : 128; }
 
 void copy_strides(int64_t* dst, const TensorDesc& t) {
   for (int d = 0; d < 4; ++d) dst[d] = t.strides[d];
@@ -196,6 +203,8 @@ MemRange mask_range(const TensorDesc& mask) {
 }
 
 }  // namespace
+
+void attention_force_gpu_tiles(bool on) { g_force_gpu_tiles = on; }
 
 void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse,
                        const TensorDesc& q, const TensorDesc& k, const TensorDesc& v,
