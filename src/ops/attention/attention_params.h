@@ -1,0 +1,47 @@
+// Parameters of the attention family's shaders, shared by C++ and GLSL.
+// Tensors are 4-D (batch, heads, rows, columns) with element strides; the key/value heads may be
+// fewer than the query heads (grouped-query attention: query head h reads key head h / group).
+// Forward: q, k, v -> o, lse. Backward: also dout, delta (rowsum(dout * o)) -> g, the gradient
+// that the kernel's mode computes (dq, dk or dv).
+#ifndef VKML_OPS_ATTENTION_PARAMS_H_
+#define VKML_OPS_ATTENTION_PARAMS_H_
+
+// Mask codes beyond the floating dtype codes of nn_common.glsl.
+#define VKML_ATTN_MASK_NONE 100u
+#define VKML_ATTN_MASK_BOOL 101u
+
+#ifdef __cplusplus
+#include <cstddef>
+#include <cstdint>
+namespace vkml::ops {
+struct AttentionParams {
+#else
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer AttentionParams {
+#endif
+  uint64_t q, k, v, o, mask, lse, dout, delta, g;
+  int64_t q_strides[4];
+  int64_t k_strides[4];
+  int64_t v_strides[4];
+  int64_t o_strides[4];
+  int64_t dout_strides[4];
+  int64_t g_strides[4];
+  int64_t mask_strides[4];  // zero where the mask broadcasts
+  int64_t batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim;
+  uint64_t seed, offset;  // Philox key and counter word of the dropout draws
+  float scale;            // applied to q . k
+  float keep_prob;        // 1 - dropout_p; 1 without dropout
+  float keep_scale;       // 1 / keep_prob (0 when keep_prob is 0)
+  uint32_t dtype;         // q, k, v, o, dout and g share one floating dtype code
+  uint32_t mask_dtype;    // a floating code, VKML_ATTN_MASK_BOOL or VKML_ATTN_MASK_NONE
+  uint32_t causal;        // 1: key n is visible to query m only when n <= m
+  uint32_t dropout;       // 1: apply the dropout draws
+  uint32_t pad;
+};
+#ifdef __cplusplus
+static_assert(sizeof(AttentionParams) == 9 * 8 + 7 * 4 * 8 + 7 * 8 + 2 * 8 + 8 * 4);
+static_assert(offsetof(AttentionParams, batch) == 9 * 8 + 7 * 4 * 8);
+static_assert(offsetof(AttentionParams, scale) == offsetof(AttentionParams, offset) + 8);
+}  // namespace vkml::ops
+#endif
+
+#endif  // VKML_OPS_ATTENTION_PARAMS_H_

@@ -1,0 +1,15 @@
+# Shader variants of the attention family: the fused forward, the three backward kernels
+# (dq; dk and dv per key block) and the backward's rowsum(dout * o). f32/f16/bf16 data, float math.
+set(_dir ${CMAKE_CURRENT_LIST_DIR})
+foreach(mode fwd dq dk dv)
+  string(TOUPPER ${mode} M)
+  vkml_shader(NAME attention_${mode} SOURCE ${_dir}/attention.comp DEFINES ATTN_${M}
+              INCLUDE ${_dir})
+endforeach()
+vkml_shader(NAME attention_delta SOURCE ${_dir}/attention_delta.comp INCLUDE ${_dir})
+# Cooperative-matrix forward for fp16 / bf16: skipped where glslang lacks
+# GL_KHR_cooperative_matrix or GL_EXT_bfloat16; the portable kernel then runs.
+vkml_shader(NAME attention_coopmat_f16 SOURCE ${_dir}/attention_coopmat.comp DEFINES IN_F16
+            INCLUDE ${_dir} REQUIRES coopmat)
+vkml_shader(NAME attention_coopmat_bf16 SOURCE ${_dir}/attention_coopmat.comp DEFINES IN_BF16
+            INCLUDE ${_dir} REQUIRES coopmat bf16)
