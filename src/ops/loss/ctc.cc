@@ -40,8 +40,8 @@ CtcParams base_params(const Device& dev, const CtcArgs& a, const TensorDesc& nll
     throw InvalidArgument("vkml: ctc_loss log_alpha " + log_alpha.describe() + " or nll " +
                           nll.describe() + " does not match log_probs " + lp.describe());
   }
-  if (a.lengths->dtype != DType::kI64 || a.lengths->numel() != 3 * N ||
-      !a.lengths->is_contiguous()) {
+  if (N > 0 && (a.lengths->dtype != DType::kI64 || a.lengths->numel() != 3 * N ||
+                !a.lengths->is_contiguous())) {
     throw InvalidArgument("vkml: ctc_loss lengths must be a contiguous int64 [3, N] table");
   }
   if (a.blank < 0 || a.blank >= lp.sizes[2]) {
@@ -103,16 +103,23 @@ void ctc_loss_backward(Device& dev, const CtcArgs& args, const TensorDesc& grad,
   p.grad = grad.address;
   for (int d = 0; d < 3; ++d) p.grad_strides[d] = grad.strides[d];
   p.zero_infinity = zero_infinity ? 1u : 0u;
-  uint64_t beta_bytes = static_cast<uint64_t>(p.batch * 2 * p.max_states) * (fp64 ? 8 : 4);
-  nn::Scratch beta(dev, beta_bytes);
+  const uint64_t acc = fp64 ? 8 : 4;
+  const uint64_t beta_bytes = static_cast<uint64_t>(p.batch * p.max_time * p.max_states) * acc;
+  const uint64_t link_bytes = static_cast<uint64_t>(p.batch * (p.max_states + p.classes)) * 4;
+  nn::Scratch beta(dev, beta_bytes), links(dev, link_bytes);
   p.beta = beta.address();
-  MemRange scratch{beta.address(), beta_bytes};
-  MemRange reads[] = {nn::range_of(*args.log_probs), nn::range_of(*args.targets),
-                      nn::range_of(*args.lengths), nn::range_of(grad_out), nn::range_of(nll),
-                      nn::range_of(log_alpha), scratch};
-  MemRange writes[] = {nn::range_of(grad), scratch};
-  nn::dispatch_groups(dev, nn::variant(dev, "ctc_bwd", fp64, false), kWorkgroup, p.batch, &p,
-                      sizeof(p), reads, writes);
+  p.links = links.address();
+  MemRange scratch[] = {{beta.address(), beta_bytes}, {links.address(), link_bytes}};
+  MemRange inputs[] = {nn::range_of(*args.log_probs), nn::range_of(*args.targets),
+                       nn::range_of(*args.lengths)};
+  nn::dispatch_groups(dev, nn::variant(dev, "ctc_beta", fp64, false), kWorkgroup, p.batch, &p,
+                      sizeof(p), inputs, scratch);
+  MemRange reads[] = {nn::range_of(*args.log_probs), nn::range_of(*args.lengths),
+                      nn::range_of(grad_out), nn::range_of(nll), nn::range_of(log_alpha),
+                      scratch[0], scratch[1]};
+  MemRange writes[] = {nn::range_of(grad)};
+  nn::dispatch_groups(dev, nn::variant(dev, "ctc_grad", fp64, false), kWorkgroup,
+                      nn::groups_for(grad.numel(), kWorkgroup), &p, sizeof(p), reads, writes);
 }
 
 }  // namespace vkml::ops

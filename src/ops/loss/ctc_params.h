@@ -1,7 +1,8 @@
 // Parameters of ctc.comp (CTC loss forward and backward), shared by C++ and GLSL.
 // One workgroup per batch item runs the alpha (forward) or beta (backward) recursion over time in
 // log space; the S = 2 * target_length + 1 extended-label positions of a step are spread over the
-// workgroup's invocations. Per-item lengths come from a small int64 table on the device.
+// workgroup's invocations. The gradient then runs one invocation per element, walking the states
+// of its class through per-item label links. Per-item lengths come from a small int64 table.
 #ifndef VKML_OPS_LOSS_CTC_PARAMS_H_
 #define VKML_OPS_LOSS_CTC_PARAMS_H_
 
@@ -20,7 +21,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ctc
   uint64_t nll;        // [N] negative log likelihood
   uint64_t grad_out;   // backward: [N] gradient of each item's loss
   uint64_t grad;       // backward: [T, N, C] gradient of log_probs
-  uint64_t beta;       // backward scratch: [N, 2, S_max] accumulator-typed, two beta rows per item
+  uint64_t beta;       // backward scratch: [N, T, S_max] accumulator-typed log beta
+  uint64_t links;      // backward scratch, int32: [N, S_max] next state with the same label (-1
+                       // none), then [N, C] first state of each class (-1 none)
   int64_t lp_strides[3];    // log_probs strides over (t, n, c)
   int64_t alpha_strides[3]; // log_alpha strides over (n, t, s)
   int64_t grad_strides[3];  // grad strides over (t, n, c)
@@ -38,8 +41,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ctc
   uint32_t pad;
 };
 #ifdef __cplusplus
-static_assert(sizeof(CtcParams) == 8 * 8 + 9 * 8 + 8 * 8 + 4 * 4);
-static_assert(offsetof(CtcParams, lp_dtype) == 8 * 8 + 9 * 8 + 8 * 8);
+static_assert(sizeof(CtcParams) == 9 * 8 + 9 * 8 + 8 * 8 + 4 * 4);
+static_assert(offsetof(CtcParams, lp_dtype) == 9 * 8 + 9 * 8 + 8 * 8);
 }  // namespace vkml::ops
 #endif
 

@@ -23,14 +23,15 @@ foreach(fp "" _f64)
   vkml_shader(NAME nll_bwd${fp} SOURCE ${_dir}/nll.comp DEFINES ${_fp} INCLUDE ${_dir})
 endforeach()
 
-# CTC loss: forward (alpha) and backward (beta and the gradient), float and double.
+# CTC loss: forward (alpha), backward (beta, then the gradient), float and double.
 foreach(fp "" _f64)
   set(_fp)
   if(fp STREQUAL _f64)
     set(_fp VKML_USE_FP64)
   endif()
   vkml_shader(NAME ctc_fwd${fp} SOURCE ${_dir}/ctc.comp DEFINES CTC_FORWARD ${_fp} INCLUDE ${_dir})
-  vkml_shader(NAME ctc_bwd${fp} SOURCE ${_dir}/ctc.comp DEFINES ${_fp} INCLUDE ${_dir})
+  vkml_shader(NAME ctc_beta${fp} SOURCE ${_dir}/ctc.comp DEFINES CTC_BETA ${_fp} INCLUDE ${_dir})
+  vkml_shader(NAME ctc_grad${fp} SOURCE ${_dir}/ctc.comp DEFINES CTC_GRAD ${_fp} INCLUDE ${_dir})
 endforeach()
 
 # multi_margin_loss / multilabel_margin_loss: forward (with the workgroup sum) and backward.
