@@ -16,7 +16,7 @@ def grads_match(got, ref, inputs_v, inputs_r, gen, scale=4.0):
     with only_native():
         gv = torch.autograd.grad(got, inputs_v, g.to(got.dtype).to("vkml"))
     gr = torch.autograd.grad(ref, inputs_r, g)
-    for a, b in zip(gv, gr):
+    for a, b in zip(gv, gr, strict=True):
         assert a.shape == b.shape
         assert_close_to_ref(a, b, scale=scale)
 
@@ -81,7 +81,9 @@ def test_cdist_euclidean_matmul_path(gen, fallback):
 def test_distance_empty_and_errors(gen):
     e = torch.cdist(torch.zeros(3, 0, device="vkml"), torch.zeros(4, 0, device="vkml"))
     assert e.shape == (3, 4) and bool((e.cpu() == 0).all())
-    assert torch.cdist(torch.zeros(0, 2, device="vkml"), torch.zeros(4, 2, device="vkml")).shape == (0, 4)
+    assert torch.cdist(
+        torch.zeros(0, 2, device="vkml"), torch.zeros(4, 2, device="vkml")
+    ).shape == (0, 4)
     assert F.pdist(torch.zeros(1, 3, device="vkml")).shape == (0,)
     assert bool((F.pdist(torch.zeros(3, 0, device="vkml")).cpu() == 0).all())
     x = torch.randn(3, 4)

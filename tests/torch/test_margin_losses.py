@@ -36,7 +36,7 @@ def test_multi_margin_loss(dtype, reduction, p, gen, fallback):
     for weight, margin in [(None, 1.0), (w, 0.4)]:
         extra = [] if weight is None else [weight]
 
-        def fn(x, t, *w):
+        def fn(x, t, *w, margin=margin):
             return F.multi_margin_loss(
                 x, t, p=p, margin=margin, weight=w[0] if w else None, reduction=reduction
             )

@@ -66,7 +66,9 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p,
 at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2,
                           double p, const at::Tensor& cdist) {
   Expanded e = expand_cdist(x1, x2, p);
-  for (const at::Tensor* t : {&grad, &cdist}) nn::check_on_device(x1, *t, "_cdist_backward", "tensor");
+  for (const at::Tensor* t : {&grad, &cdist}) {
+    nn::check_on_device(x1, *t, "_cdist_backward", "tensor");
+  }
   if (x1.size(-2) == 0 || x2.size(-2) == 0 || x1.size(-1) == 0 || e.batch == 0) {
     return at::zeros_like(x1);
   }
@@ -103,7 +105,9 @@ at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double
   TORCH_CHECK(self.is_contiguous(), "_pdist_backward requires self to be contiguous");
   TORCH_CHECK(pdist.is_contiguous(), "_pdist_backward requires pdist to be contiguous");
   TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
-  for (const at::Tensor* t : {&grad, &pdist}) nn::check_on_device(self, *t, "_pdist_backward", "tensor");
+  for (const at::Tensor* t : {&grad, &pdist}) {
+    nn::check_on_device(self, *t, "_pdist_backward", "tensor");
+  }
   at::Tensor gx = at::empty(self.sizes(), self.options());
   if (gx.numel() == 0) return gx;
   nn::run_on(self, [&](vkml::Device& dev) {

@@ -30,8 +30,9 @@ std::pair<at::Tensor, at::Tensor> glu_halves(const at::Tensor& self, int64_t dim
 }
 
 at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"glu\" not implemented for '",
-                              c10::toString(self.scalar_type()), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"glu\" not implemented for '", c10::toString(self.scalar_type()),
+                              "'");
   auto [a, b] = glu_halves(self, dim);
   nn::prepare_out(out, a.sizes(), self.scalar_type(), self);
   return at::mul_out(out, a, at::sigmoid(b));

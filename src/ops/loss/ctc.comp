@@ -3,7 +3,7 @@
 // CTC loss (Graves et al. 2006) in log space, one workgroup per batch item.
 // CTC_FORWARD: alpha_t(s) = lp_t(l'_s) + logsumexp(alpha_{t-1}(s), alpha_{t-1}(s-1),
 //   alpha_{t-1}(s-2) when l'_s != l'_{s-2}) over the extended labels l' = (blank, l_1, blank, ...),
-//   written to log_alpha (-inf outside the item's lengths); nll = -logsumexp of the last two states.
+//   written to log_alpha (-inf outside the item's lengths); nll = -logsumexp of the last 2 states.
 // CTC_BETA: beta runs from the end the same way into scratch, with the label links ctc_grad uses.
 // CTC_GRAD: grad_t(c) = (exp(lp_t(c)) - exp(logsumexp_{s: l'_s = c}(alpha_t(s) + beta_t(s)) + nll
 //   - lp_t(c))) * grad_out, 0 past the input length (and for infinite losses with zero_infinity).
@@ -34,7 +34,9 @@ void sync_memory() {
   barrier();
 }
 
-int64_t len_at(CtcParams p, int64_t row, int64_t b) { return PI64(p.lengths + uint64_t(row * p.batch + b) * 8ul).v; }
+int64_t len_at(CtcParams p, int64_t row, int64_t b) {
+  return PI64(p.lengths + uint64_t(row * p.batch + b) * 8ul).v;
+}
 
 // The extended label at state s: blank for even s, the ((s - 1) / 2)-th target otherwise.
 int64_t label_at(CtcParams p, int64_t toff, int64_t s) {

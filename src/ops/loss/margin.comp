@@ -67,7 +67,9 @@ ACC frame_loss(MarginParams p, int64_t f) {
     return sum / ACC(C);
   }
   int64_t n = label_count(p, f);
-  for (int64_t c = 0; c < C; ++c) nn_store(p.is_target, is_target_off(p, f, c), p.dtype_is_target, ACC(0));
+  for (int64_t c = 0; c < C; ++c) {
+    nn_store(p.is_target, is_target_off(p, f, c), p.dtype_is_target, ACC(0));
+  }
   if (!labels_in_range(p, f, n)) return ACC(NN_NAN);
   for (int64_t j = 0; j < n; ++j) {
     nn_store(p.is_target, is_target_off(p, f, label_at(p, f, j)), p.dtype_is_target, ACC(1));
