@@ -105,3 +105,20 @@ def test_glu_and_renorm_edges(gen, fallback):
         big.renorm_(1.0, 0, 5.0)
     assert_close_to_ref(out, F.glu(x.t().double(), 1))
     assert_close_to_ref(big, ref_big, scale=10)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_embedding_max_norm_renormalises_rows_in_place(dtype, gen, fallback):
+    # F.embedding with max_norm calls embedding_renorm_: rows named by the indices (repeats
+    # included) whose 1.5-norm exceeds 1.1 are scaled down in the table itself.
+    table = randn((9, 5), dtype, gen, scale=1.5)
+    idx = torch.tensor([[1, 4, 1], [7, 0, 4]])
+    tv = table.to("vkml")
+    tr = table.double()
+    with only_native():
+        got = F.embedding(idx.to("vkml"), tv, max_norm=1.1, norm_type=1.5)
+    ref = F.embedding(idx, tr, max_norm=1.1, norm_type=1.5)
+    assert_close_to_ref(got, ref, scale=4)
+    assert_close_to_ref(tv, tr, scale=4)  # untouched rows stay, renormed ones match
+    with pytest.raises(RuntimeError):
+        torch.embedding_renorm_(tv[0], idx.to("vkml"), 1.0, 2.0)

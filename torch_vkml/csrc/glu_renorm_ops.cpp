@@ -1,6 +1,8 @@
-// glu / glu_backward and renorm on vkml, composed from native vkml kernels (sigmoid, mul,
-// linalg_vector_norm, where) with PyTorch's checks. No host synchronisation.
+// glu / glu_backward, renorm and embedding_renorm_ on vkml, composed from native vkml kernels
+// (sigmoid, mul, linalg_vector_norm, where, index_select / index_copy) with PyTorch's checks.
+// No host synchronisation.
 #include <ATen/AccumulateType.h>
+#include <ATen/TensorUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full_like.h>
@@ -99,6 +101,28 @@ at::Tensor& renorm_(at::Tensor& self, const at::Scalar& p, int64_t dim, const at
   return renorm_out(self, p, dim, maxnorm, self);
 }
 
+// The rows of an embedding table that `indices` name are scaled to max_norm where their p-norm
+// exceeds it (F.embedding with max_norm). Repeated indices rescale the same original row, so the
+// copies written back agree.
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type) {
+  at::checkDim("embedding_renorm_", at::TensorArg(self, "self", 1), 2);
+  at::checkScalarTypes("embedding_renorm_", at::TensorArg(indices, "indices", 2),
+                       {at::kLong, at::kInt});
+  nn::check_on_device(self, indices, "embedding_renorm_", "indices");
+  if (indices.numel() == 0) return self;
+  at::Tensor idx = indices.reshape({-1});
+  at::Tensor rows = self.index_select(0, idx);
+  const auto dtype = self.scalar_type();
+  const auto acc = at::toAccumulateType(dtype, /*is_cuda=*/true);
+  at::Tensor norm = at::linalg_vector_norm(rows, norm_type, {1}, /*keepdim=*/true,
+                                           acc != dtype ? std::optional(acc) : std::nullopt);
+  at::Tensor scaled = at::full_like(norm, max_norm).div(norm.add(1e-7));
+  at::Tensor factor = at::where(norm.gt(max_norm), scaled, at::ones_like(norm));
+  self.index_copy_(0, idx, rows.mul(factor.to(dtype)));
+  return self;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -109,6 +133,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("renorm", renorm);
   m.impl("renorm.out", renorm_out);
   m.impl("renorm_", renorm_);
+  m.impl("embedding_renorm_", embedding_renorm_);
 }
 
 }  // namespace torch_vkml
