@@ -48,3 +48,51 @@ void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDe
                        int64_t ignore_index, const TensorDesc& total_weight);
 
 }  // namespace vkml::ops
+
+namespace vkml::ops {
+
+// CTC loss of log_probs [T, N, C] (f32 or f64) against class-index targets (int64, int32 or
+// uint8). `lengths` is an int64 device table [3, N]: input lengths, target lengths and each
+// item's first target element (an element offset into targets); labels of one item are
+// `target_stride` elements apart. Writes nll [N] and log_alpha [N, T, 2 * max_target + 1]
+// (-inf outside each item's lengths).
+struct CtcArgs {
+  const TensorDesc* log_probs;
+  const TensorDesc* targets;
+  const TensorDesc* lengths;
+  int64_t target_stride;
+  int64_t max_target_length;
+  int64_t blank;
+};
+void ctc_loss(Device& dev, const CtcArgs& args, const TensorDesc& nll, const TensorDesc& log_alpha);
+
+// grad [T, N, C] of sum(grad_out * nll) with respect to log_probs, from the forward's nll and
+// log_alpha; zero past each input length, and for infinite losses when zero_infinity.
+void ctc_loss_backward(Device& dev, const CtcArgs& args, const TensorDesc& grad,
+                       const TensorDesc& grad_out, const TensorDesc& nll,
+                       const TensorDesc& log_alpha, bool zero_infinity);
+
+}  // namespace vkml::ops
+
+namespace vkml::ops {
+
+// multi_margin_loss / multilabel_margin_loss over input [frames, classes] (callers view a 1-D
+// input as one frame). target: multi_margin [frames] class indices; multilabel [frames, classes]
+// labels ending at the first negative one. out: [frames] for kNone (any stride), else one element.
+struct MarginArgs {
+  const TensorDesc* input;   // 2-D
+  const TensorDesc* target;  // 2-D: [frames, 1] for multi_margin
+  const TensorDesc* weight;  // multi_margin, optional 1-D [classes]
+  const TensorDesc* is_target;  // multilabel: [frames, classes], written forward, read backward
+  bool multilabel;
+  int p;          // multi_margin: 1 or 2
+  double margin;  // multi_margin
+  Reduction reduction;
+};
+void margin_loss(Device& dev, const MarginArgs& args, const TensorDesc& out);
+
+// grad [frames, classes]; grad_output: [frames] for kNone, else one element.
+void margin_loss_backward(Device& dev, const MarginArgs& args, const TensorDesc& grad,
+                          const TensorDesc& grad_output);
+
+}  // namespace vkml::ops

@@ -2,7 +2,9 @@
 
 Shared by the full sweep (scripts/opinfo_sweep.py, `make opinfo`) and the CI regression subset
 (tests/torch/test_opinfo.py). Statuses:
-  pass        every sample matched the CPU (forward; gradients for float32 where the op has them)
+  pass        every sample matched the CPU (forward; gradients for float32 where the op has them);
+              elements off by more than the tolerance pass only where vkml is within the CPU's own
+              largest error against the same sample computed in float64 (the CPU's rounding)
   fails       a mismatch or an unexpected error, with the first reason
   not_native  the op (or one it decomposes into) has no vkml kernel (VKML_FALLBACK=error raised)
   skipped     PyTorch itself marks this case unsupported, or the op is random / uninitialised
@@ -114,6 +116,56 @@ def _compare(actual, expected, dtype) -> str | None:
     return None
 
 
+def _as_float64(sample):
+    """The sample with its floating tensors in float64 (leaves keep requires_grad)."""
+    def cast(t):
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            return t.detach().double().requires_grad_(t.requires_grad)
+        return t
+    return sample.transform(cast)
+
+
+def _only_cpu_rounding(actual, expected, reference) -> bool:
+    """True when, at every element where vkml and the CPU disagree, vkml is no further from the
+    float64 computation of the same sample than the CPU's largest deviation from it: the mismatch
+    is within the CPU's own rounding (of intermediates in half precision, or float32
+    cancellation), so the tolerance asked more than the CPU itself achieves."""
+    a_flat, _ = tree_flatten(tree_map(_to_cpu, actual))
+    e_flat, _ = tree_flatten(expected)
+    r_flat, _ = tree_flatten(tree_map(_to_cpu, reference))
+    if not len(a_flat) == len(e_flat) == len(r_flat):
+        return False
+    for a, e, r in zip(a_flat, e_flat, r_flat, strict=True):
+        if not isinstance(e, torch.Tensor) or not e.is_floating_point():
+            if _compare(a, e, torch.float32):
+                return False
+            continue
+        if not isinstance(a, torch.Tensor) or not isinstance(r, torch.Tensor):
+            return False
+        if a.dtype != e.dtype or a.shape != e.shape or r.shape != e.shape:
+            return False
+        rtol, atol = TOLERANCES.get(e.dtype, (0, 0))
+        a64, e64, r64 = a.double(), e.double(), r.double()
+        bad = ~torch.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+        if not bool(bad.any()):
+            continue
+        cpu_err = (e64 - r64).abs()
+        if not bool(torch.isfinite(cpu_err[bad]).all()):
+            return False
+        if not bool(((a64 - r64).abs()[bad] <= cpu_err.max()).all()):
+            return False
+    return True
+
+
+def _float64_grads(op, sample, grads):
+    s64 = _as_float64(sample)
+    leaves, _ = tree_flatten((s64.input, s64.args, s64.kwargs))
+    ins = [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
+    out = op(s64.input, *s64.args, **s64.kwargs)
+    outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    return torch.autograd.grad(outs, ins, [g.double() for g in grads], allow_unused=True)
+
+
 def _grad_check(op, sample, vk_sample) -> str | None:
     """Gradients of sum(out * g) w.r.t. every float input, vkml against CPU (float32 only)."""
     def inputs(s):
@@ -138,10 +190,17 @@ def _grad_check(op, sample, vk_sample) -> str | None:
     for a, e in zip(vk_g, cpu_g):
         if (a is None) != (e is None):
             return "gradient defined on one device only"
-        if e is not None:
-            why = _compare(a, e, torch.float32)
-            if why:
-                return "gradient: " + why
+    why = _compare([a for a in vk_g if a is not None], [e for e in cpu_g if e is not None],
+                   torch.float32)
+    if why:
+        try:
+            ref = [r for r in _float64_grads(op, sample, grads) if r is not None]
+            if _only_cpu_rounding([a for a in vk_g if a is not None],
+                                  [e for e in cpu_g if e is not None], ref):
+                return None
+        except Exception:  # noqa: BLE001 - no float64 version: the mismatch stands
+            pass
+        return "gradient: " + why
     return None
 
 
@@ -188,6 +247,13 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         if cpu_error is not None:
             return "fails", f"accepted an input the CPU rejects ({cpu_error.__name__})"
         why = _compare(actual, expected, dtype)
+        if why and dtype.is_floating_point:
+            try:
+                s64 = _as_float64(sample)
+                if _only_cpu_rounding(actual, expected, op(s64.input, *s64.args, **s64.kwargs)):
+                    why = None
+            except Exception:  # noqa: BLE001 - no float64 version: the mismatch stands
+                pass
         if why:
             return "fails", why
         if want_grad:

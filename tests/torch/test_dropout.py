@@ -41,3 +41,15 @@ def test_native_ops_and_eval(gen, fallback):
     assert torch.native_dropout(torch.empty(0, device="vkml"), 0.5, True)[0].shape == (0,)
     with pytest.raises(RuntimeError, match="Bool"):
         torch.ops.aten.native_dropout_backward(x, mask.float(), 2.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64])
+def test_dropout_backward_integer_gradients_promote_like_cpu(dtype, gen, fallback):
+    # The CPU computes grad * mask * scale: integer and bool gradients give default-dtype floats.
+    grad = torch.randint(0, 3, (7, 9), generator=gen).to(dtype)
+    mask = torch.rand(7, 9, generator=gen) > 0.4
+    want = torch.ops.aten.native_dropout_backward(grad, mask, 1.7)
+    with only_native():
+        got = torch.ops.aten.native_dropout_backward(grad.to("vkml").t(), mask.to("vkml").t(), 1.7)
+    assert got.dtype == want.dtype == torch.get_default_dtype()
+    torch.testing.assert_close(got.cpu(), want.t(), rtol=0, atol=0)

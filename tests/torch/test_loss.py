@@ -266,3 +266,35 @@ def test_errors_match_cpu(gen):
             torch.ops.aten.binary_cross_entropy(
                 torch.rand(3).to(dev), torch.rand(3).to(dev), torch.rand(3, 1).to(dev), 0
             )
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_with_logits_half_precision_beats_cpu_rounding(dtype, reduction, gen, fallback):
+    # vkml computes in float32 and rounds once: within the dtype's tolerance of float64 and no
+    # further from it than the CPU, whose composite rounds every intermediate to the dtype.
+    x = randn((9, 7), dtype, gen, scale=4)
+    y = torch.rand((9, 7), generator=gen, dtype=torch.float64).to(dtype)
+    w = randn((7,), dtype, gen, scale=3)
+    pw = randn((7,), dtype, gen).abs() + 0.5
+    kw = dict(weight=w, pos_weight=pw, reduction=reduction)
+    with only_native():
+        got = (
+            F.binary_cross_entropy_with_logits(
+                x.to("vkml"),
+                y.to("vkml"),
+                **{k: v.to("vkml") if torch.is_tensor(v) else v for k, v in kw.items()},
+            )
+            .cpu()
+            .double()
+        )
+    ref = F.binary_cross_entropy_with_logits(
+        x.double(),
+        y.double(),
+        **{k: v.double() if torch.is_tensor(v) else v for k, v in kw.items()},
+    )
+    cpu = F.binary_cross_entropy_with_logits(x, y, **kw).double()
+    scale = 1.0 if reduction != "sum" else 16.0
+    rtol, atol = {torch.float16: (2e-3, 1e-3), torch.bfloat16: (2e-2, 1e-2)}[dtype]
+    torch.testing.assert_close(got, ref, rtol=rtol, atol=atol * scale)
+    assert (got - ref).abs().max() <= (cpu - ref).abs().max() + 1e-7

@@ -302,3 +302,31 @@ def test_mixed_precision_parameters(dtype, gen, fallback):
     torch.testing.assert_close(rv_v.cpu().double(), rv_r, rtol=1e-5, atol=1e-5)
     assert ln.dtype == dtype
     assert_close_to_ref(ln, F.layer_norm(x.double(), (3,), w[:3].double(), b[:3].double()), scale=4)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_layer_norm_single_element_rows_have_zero_input_gradient(dtype, gen, fallback):
+    # x - mean over one element is exactly 0, so is its gradient (an fma once left rstd * ulp)
+    (x, _), (w, _), (b, _) = twins(gen, dtype, (5, 1), (1,), (1,), scale=3)
+    g = randn((5, 1), dtype, gen, scale=3)
+    with only_native():
+        _, (gx, gw, gb) = grads_of(
+            lambda a, c, d: F.layer_norm(a, (1,), c, d), (x, w, b), g.to("vkml")
+        )
+    assert bool((gx.cpu() == 0).all())
+    assert bool((gw.cpu() == 0).all())
+    assert_close_to_ref(gb, g.double().sum(0), scale=4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_instance_norm_half_precision_beats_cpu_rounding(dtype, gen, fallback):
+    # Statistics accumulate in float32: vkml is within the dtype's tolerance of float64 and no
+    # further from it than PyTorch's CPU kernel (which rounds intermediates to the dtype).
+    x = randn((2, 3, 7, 5), dtype, gen, scale=3) + 1.5
+    w, b = randn((3,), dtype, gen), randn((3,), dtype, gen)
+    with only_native("aten::unfold"):
+        got = F.instance_norm(x.to("vkml"), weight=w.to("vkml"), bias=b.to("vkml")).cpu()
+    ref = F.instance_norm(x.double(), weight=w.double(), bias=b.double())
+    cpu = F.instance_norm(x, weight=w, bias=b)
+    torch.testing.assert_close(got.double(), ref, rtol=2e-2, atol=3e-2)
+    assert (got.double() - ref).abs().max() <= (cpu.double() - ref).abs().max() + 1e-6

@@ -46,15 +46,23 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
                                    double scale) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type",
               mask.scalar_type());
-  nn::check_floating(grad_output, "native_dropout_backward");
   nn::check_on_device(grad_output, mask, "native_dropout_backward", "mask");
   TORCH_CHECK(mask.sizes() == grad_output.sizes(), "native_dropout_backward: mask shape ",
               mask.sizes(), " does not match grad_output ", grad_output.sizes());
-  at::Tensor grad_input = at::empty_like(grad_output);
-  if (grad_output.numel() == 0) return grad_input;
-  nn::run_on(grad_output, [&](vkml::Device& dev) {
-    vkml::ops::dropout_backward(dev, to_desc(grad_input), to_desc(grad_output), to_desc(mask),
-                                scale);
+  // The CPU computes grad * mask * scale: integer and bool gradients promote, through the double
+  // scale, to the default float dtype.
+  at::Tensor grad = grad_output;
+  if (!at::isFloatingType(grad.scalar_type())) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(grad.scalar_type()),
+                                "\"native_dropout_backward\" not implemented for '",
+                                c10::toString(grad.scalar_type()), "'");
+    grad = grad.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
+  }
+  nn::check_floating(grad, "native_dropout_backward");
+  at::Tensor grad_input = at::empty_like(grad);
+  if (grad.numel() == 0) return grad_input;
+  nn::run_on(grad, [&](vkml::Device& dev) {
+    vkml::ops::dropout_backward(dev, to_desc(grad_input), to_desc(grad), to_desc(mask), scale);
   });
   return grad_input;
 }

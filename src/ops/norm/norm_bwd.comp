@@ -34,8 +34,11 @@ void main() {
         ACC dy = NORM_AT(NORM_DY);
         ACC xhat = (NORM_AT(NORM_X) - mean) * rstd;
         ACC w = has_w ? NORM_AT(NORM_W) : ACC(1);
-        sum_wdy += w * dy;
-        sum_wdy_xhat += w * dy * xhat;
+        // precise: w * dy must round the same way here and in the pass below, so that a
+        // single-column row (dx exactly 0) gives 0, not an fma's rounding error times rstd.
+        precise ACC wdy = w * dy;
+        sum_wdy += wdy;
+        sum_wdy_xhat += wdy * xhat;
         sum_dy_xhat += dy * xhat;
         sum_dy += dy;
       }
@@ -53,12 +56,13 @@ void main() {
         norm_col_index(p, j, idx);
         ACC dy = NORM_AT(NORM_DY);
         ACC w = has_w ? NORM_AT(NORM_W) : ACC(1);
+        precise ACC wdy = w * dy;
         ACC dx;
         if (fixed_stats) {
-          dx = w * dy * rstd;
+          dx = wdy * rstd;
         } else {
           ACC xhat = (NORM_AT(NORM_X) - mean) * rstd;
-          dx = rstd * (w * dy - mean_wdy - xhat * mean_wdy_xhat);
+          dx = rstd * ((wdy - mean_wdy) - xhat * mean_wdy_xhat);
         }
         norm_st(p, NORM_Y, ro[NORM_Y] + norm_col_off(p, NORM_Y, idx), dx);
       }
