@@ -29,10 +29,13 @@ if has gemm; then
     --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192,4096x4096x4096t 2>&1 | tee -a $OUT/summary.txt; done
 fi
 if has ddp; then
-  VKML_FALLBACK=error timeout 150 python3 -m torch.distributed.run --standalone --nproc_per_node=2 \
-    examples/ddp_train.py --check --steps 50 --batch 1024 --width 2048 --depth 4 --features 1024 \
-    --classes 100 --lr 0.05 --tol 1e-4 > $OUT/ddp.log 2>&1
-  grep -E "backend|ranks|single|PASS|FAIL|samples" $OUT/ddp.log | tail -6 | tee -a $OUT/summary.txt
+  # Small model: ranks and single process must agree to 1e-5. Large model (throughput): 50 steps
+  # at lr 0.05 amplify the different summation order of half batches, so 1e-3.
+  for cfg in "--steps 20 --tol 1e-5" "--steps 50 --batch 1024 --width 2048 --depth 4 --features 1024 --classes 100 --lr 0.05 --tol 1e-3"; do
+    VKML_FALLBACK=error timeout 120 python3 -m torch.distributed.run --standalone --nproc_per_node=2 \
+      examples/ddp_train.py --check $cfg >> $OUT/ddp.log 2>&1
+    log "ddp $cfg: $(grep -E '^(PASS|FAIL)|max \|param' $OUT/ddp.log | tail -2 | tr '\n' ' ')"
+  done
 fi
 if has pytest; then
   VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider tests/torch \
@@ -41,15 +44,15 @@ if has pytest; then
   grep -E "^FAILED|^ERROR" $OUT/pytest.log | head -20
 fi
 if has demo; then
-  VKML_FASHION_MNIST=$PWD/.vktc/datasets/fashion-mnist timeout 200 python3 examples/demo.py --full \
+  VKML_FASHION_MNIST=$PWD/.vktc/datasets/fashion-mnist timeout ${DEMO_TIMEOUT:-200} python3 examples/demo.py --full \
     --epochs ${DEMO_EPOCHS:-2} --plot $OUT/demo_loss.png > $OUT/demo.log 2>&1
   tail -14 $OUT/demo.log | tee -a $OUT/summary.txt
 fi
 if has bench; then
-  timeout 200 python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > /tmp/bench_ops.log 2>&1
-  tail -60 /tmp/bench_ops.log >> $OUT/summary.txt
-  timeout 200 python3 bench/bench_models.py --json $OUT/bench_models.json > /tmp/bench_models.log 2>&1
+  timeout ${MODELS_TIMEOUT:-200} python3 bench/bench_models.py --json $OUT/bench_models.json > /tmp/bench_models.log 2>&1
   tail -16 /tmp/bench_models.log >> $OUT/summary.txt
+  timeout ${OPS_TIMEOUT:-200} python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > /tmp/bench_ops.log 2>&1
+  tail -60 /tmp/bench_ops.log >> $OUT/summary.txt
   grep -E "^ +(memory|host|model)" /tmp/bench_ops.log /tmp/bench_models.log | head -30
 fi
 log "total $((SECONDS - t0)) s"
