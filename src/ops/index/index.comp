@@ -91,8 +91,7 @@ void store_bits(uint64_t dst, uint64_t bits) {
 
 // The value an element holds after store_dst(v): owner mode keeps sums in registers.
 #if defined(DST_F16)
-// pack/unpack: a float16_t round trip may be folded away by GPU compilers (seen on NVIDIA).
-VAL round_val(VAL v) { return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x; }
+VAL round_val(VAL v) { return float(float16_t(v)); }
 #elif defined(DST_BF16)
 VAL round_val(VAL v) { return bf16_to_float(float_to_bf16(v)); }
 #elif defined(DST_I8)

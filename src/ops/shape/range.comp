@@ -19,8 +19,7 @@ layout(push_constant) uniform Push { RangeParams p; } pc;
 #if defined(DST_F16)
 #define FUSED 0
 #define ELEM float
-// pack/unpack: a float16_t round trip may be folded away by GPU compilers (seen on NVIDIA).
-float RND(float x) { return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x; }
+float RND(float x) { return float(float16_t(x)); }
 #define ARANGE_ACC float
 #elif defined(DST_BF16)
 #define FUSED 0
