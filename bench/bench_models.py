@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
 
 import torch
 import torch.nn.functional as F
 
-import torch_vkml
 from bench import model_defs as md
-from bench.timing import Result, compare, cpu_device, header, reference_device, save
+from bench.timing import (Result, cpu_device, header, median_seconds, reference_device,
+                          save)
 
 
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
@@ -115,31 +120,61 @@ def workloads(small: bool):
     return out
 
 
+def reference_timings(args, ref: str) -> dict:
+    """CUDA timings from a child process that never loads vkml (see bench/timing.py)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [sys.executable, __file__, "--reference-only", f.name, "--repeat", str(args.repeat)]
+        if args.only:
+            cmd += ["--only", args.only]
+        if args.small:
+            cmd.append("--small")
+        env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
+        subprocess.run(cmd, check=True, env=env)
+        return json.load(open(f.name))
+
+
+def selected(args):
+    for name, make, kind in workloads(args.small):
+        if not args.only or any(name.startswith(p) for p in args.only.split(",")):
+            yield name, make, kind
+
+
+def time_one(make, device: str, kind: str, repeat: int) -> tuple[float, float | None]:
+    loss = first_loss(make, device) if kind == "train" else None
+    ms = median_seconds(make(device), device, warmup=2, repeat=repeat, min_seconds=0.0) * 1e3
+    return ms, loss
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--small", action="store_true", help="reduced sizes (CPU-only machines)")
     ap.add_argument("--only", default="", help="comma-separated name prefixes")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--json", default="")
+    ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    args.small = args.small or cpu_device()
     ref = reference_device()
+    if args.reference_only:  # child: time the reference backend alone
+        out = {name: time_one(make, ref, kind, args.repeat) for name, make, kind in selected(args)}
+        json.dump(out, open(args.reference_only, "w"))
+        return
+    import torch_vkml
+
+    args.small = args.small or cpu_device()
+    refs = reference_timings(args, ref) if ref == "cuda" else {}
     print(f"models on {torch_vkml.device_name()} against {ref}")
     print(header(ref))
     results: list[Result] = []
     before = sum(torch_vkml.fallback_stats().values())
-    for name, make, kind in workloads(args.small):
-        if args.only and not any(name.startswith(p) for p in args.only.split(",")):
-            continue
-        extra = {}
-        if kind == "train":  # same weights and batch: the first losses must agree
-            lv, lr = first_loss(make, "vkml"), first_loss(make, ref)
-            extra = {"loss_vkml": lv, "loss_ref": lr}
-        results.append(compare("model", name, "", 0.0, make, ref, repeat=args.repeat,
-                                warmup=2, min_seconds=0.0, extra=extra))
+    for name, make, kind in selected(args):
+        vk_ms, vk_loss = time_one(make, "vkml", kind, args.repeat)
+        ref_ms, ref_loss = refs[name] if name in refs else time_one(make, ref, kind, args.repeat)
+        extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
+        r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
+        print(r.line(), flush=True)
         if extra:
-            print(f"{'':>8} first-step loss vkml {extra['loss_vkml']:.5f} vs {ref} "
-                  f"{extra['loss_ref']:.5f}")
+            print(f"{'':>8} first-step loss vkml {vk_loss:.5f} vs {ref} {ref_loss:.5f}")
+        results.append(r)
     fallbacks = sum(torch_vkml.fallback_stats().values()) - before
     print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")
     if args.json:

@@ -13,9 +13,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+import os
+
 import torch
 
-import torch_vkml  # noqa: F401  (registers the vkml device)
+# A reference-only child process (bench_models.py) must not load vkml: with torch 2.11 + CUDA,
+# CUDA backward passes failed an autograd-engine stream assertion once torch_vkml was imported.
+if os.environ.get("VKML_BENCH_REFERENCE_ONLY") != "1":
+    import torch_vkml  # noqa: F401  (registers the vkml device)
 
 
 def sync_for(device: str) -> Callable[[], None]:
@@ -28,6 +33,8 @@ def sync_for(device: str) -> Callable[[], None]:
 
 def cpu_device() -> bool:
     """True when the vkml device is a CPU implementation (lavapipe): benchmarks shrink."""
+    if os.environ.get("VKML_BENCH_REFERENCE_ONLY") == "1":
+        return False
     name = torch_vkml.device_name().lower()
     return "llvmpipe" in name or "lavapipe" in name or "swiftshader" in name
 
@@ -113,8 +120,9 @@ def environment() -> dict:
     info = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "torch": torch.__version__,
-        "vkml_device": torch_vkml.device_name(),
     }
+    if os.environ.get("VKML_BENCH_REFERENCE_ONLY") != "1":
+        info["vkml_device"] = torch_vkml.device_name()
     if torch.cuda.is_available():
         info["cuda_device"] = torch.cuda.get_device_name()
     return info
