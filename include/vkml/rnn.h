@@ -9,18 +9,19 @@
 
 namespace vkml::ops {
 
-// LSTM: igates, hgates (B, 4H) in order i, f, g, o; cx (B, H); biases (4H) or address 0.
+// LSTM: igates, hgates (B, 4H) in order i, f, g, o; cx (B, H); biases (4H) or absent
+// (TensorDesc{}).
 // Writes hy, cy (B, H) and workspace (B, 4H): the activated gates for lstm_cell_backward.
 void lstm_cell(Device& dev, const TensorDesc& hy, const TensorDesc& cy, const TensorDesc& workspace,
                const TensorDesc& igates, const TensorDesc& hgates, const TensorDesc& cx,
                const TensorDesc& b_ih, const TensorDesc& b_hh);
 
-// grad_hy / grad_cy may be absent (address 0: zero). Writes grad_gates (B, 4H), grad_cx (B, H).
+// grad_hy / grad_cy may be absent (TensorDesc{}: zero). Writes grad_gates (B, 4H), grad_cx (B, H).
 void lstm_cell_backward(Device& dev, const TensorDesc& grad_gates, const TensorDesc& grad_cx,
                         const TensorDesc& grad_hy, const TensorDesc& grad_cy, const TensorDesc& cx,
                         const TensorDesc& cy, const TensorDesc& workspace);
 
-// GRU: igates, hgates (B, 3H) in order r, z, n; hx (B, H); biases (3H) or address 0.
+// GRU: igates, hgates (B, 3H) in order r, z, n; hx (B, H); biases (3H) or absent (TensorDesc{}).
 // Writes hy (B, H) and workspace (B, 5H): r, z, n, hx, hn + b_hn for gru_cell_backward.
 void gru_cell(Device& dev, const TensorDesc& hy, const TensorDesc& workspace,
               const TensorDesc& igates, const TensorDesc& hgates, const TensorDesc& hx,

@@ -20,7 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-# ---- ResNet-18 (CIFAR layout: 3x3 stem, no max-pool, for 32x32 inputs) --------------------------
+# ---- ResNet-18 (the CIFAR layout for 32x32 inputs: 3x3 stem, no max-pool) ----------------------
+# torchvision's 7x7 stride-2 stem and max-pool would leave 1x1 maps in the last stage, where
+# BatchNorm over a few samples makes gradients explode and runs diverge after a step or two.
 class BasicBlock(nn.Module):
     expansion = 1
 
@@ -58,6 +60,10 @@ class ResNet18(nn.Module):
                 in_planes = planes
         self.layers = nn.Sequential(*layers)
         self.fc = nn.Linear(in_planes, num_classes)
+        # torchvision's zero_init_residual: each block starts as the identity, which keeps the
+        # gradients of a randomly initialised ResNet well conditioned (comparable across devices).
+        for block in layers:
+            nn.init.zeros_(block.bn2.weight)
 
     def forward(self, x):
         out = self.layers(F.relu(self.bn1(self.conv1(x))))
@@ -173,6 +179,7 @@ class ModelCase:
     loss: Callable[[nn.Module, Batch], torch.Tensor]
     batch_size: int = 4
     optimizer: str = "adamw"
+    lr: float = 1e-3
 
 
 def _images(size: int, classes: int = 10):
@@ -253,19 +260,19 @@ def _seeded(fn, *args, **kwargs):
 
 CASES = {
     "resnet18": ModelCase("resnet18", _seeded(ResNet18, width=8), _images(32), _classify,
-                          optimizer="sgd"),
+                          batch_size=2, optimizer="sgd", lr=0.01),
     "vit": ModelCase("vit", _seeded(vit_model), _images(16), _classify_hf),
     "gpt2": ModelCase("gpt2", _seeded(gpt2_model), _tokens(97, 12), _gpt2_loss),
     "bert": ModelCase("bert", _seeded(bert_model), _bert_batch, _bert_loss),
     "whisper": ModelCase("whisper", _seeded(whisper_model), _whisper_batch, _whisper_loss),
     "lstm": ModelCase("lstm", _seeded(RecurrentClassifier, "lstm"), _sequence(6, 7, 5),
-                      _classify_steps, optimizer="sgd"),
+                      _classify_steps, optimizer="sgd", lr=0.01),
     "gru": ModelCase("gru", _seeded(RecurrentClassifier, "gru"), _sequence(6, 7, 5),
-                     _classify_steps, optimizer="sgd"),
+                     _classify_steps, optimizer="sgd", lr=0.01),
     "rnn": ModelCase("rnn", _seeded(RecurrentClassifier, "rnn"), _sequence(6, 7, 5),
-                     _classify_steps, optimizer="sgd"),
+                     _classify_steps, optimizer="sgd", lr=0.01),
     "cells": ModelCase("cells", _seeded(RecurrentCells), _sequence(6, 5, 5), _classify_steps,
-                       optimizer="sgd"),
+                       optimizer="sgd", lr=0.01),
 }
 
 
@@ -276,17 +283,17 @@ class Trace:
     grads: list[dict[str, torch.Tensor]]  # per step: parameter name -> float32 CPU gradient
 
 
-def make_optimizer(kind: str, params):
-    if kind == "sgd":
-        return torch.optim.SGD(params, lr=0.05, momentum=0.9)
-    return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
+def make_optimizer(case: ModelCase, params):
+    if case.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=case.lr, momentum=0.9)
+    return torch.optim.AdamW(params, lr=case.lr, weight_decay=0.01)
 
 
 def train(case: ModelCase, model: nn.Module, device: str, steps: int, amp_dtype=None,
           batch_size: int | None = None) -> Trace:
     """Trains `model` (moved to device) for `steps` steps on the case's seeded batches."""
     model = model.to(device).train()
-    opt = make_optimizer(case.optimizer, model.parameters())
+    opt = make_optimizer(case, model.parameters())
     gen = torch.Generator().manual_seed(1)
     trace = Trace([], [])
     for _ in range(steps):

@@ -1,20 +1,27 @@
 """End-to-end training on vkml against the CPU: ResNet-18, ViT, GPT-2, BERT, Whisper, LSTM/GRU/RNN
 and the recurrent cells, each from the same initial weights and batches on both devices, for
-several optimizer steps, with every op native (VKML_FALLBACK=error and an empty fallback_stats()).
+three optimizer steps (AdamW for the transformers, SGD with momentum for the rest), with every
+op native (VKML_FALLBACK=error and an empty fallback_stats()).
 
 float32: the loss within 1e-3 relative of the CPU at every step and every parameter's gradient
-within 1e-3 relative, norm-wise (||g_vkml - g_cpu|| <= 1e-3 ||g_cpu|| + 1e-6 ||all of g_cpu||).
+within 1e-3 relative, norm-wise: ||g_vkml - g_cpu|| <= 1e-3 ||g_cpu|| + 1e-6 ||all of g_cpu||
+(the absolute part covers gradients that are zero in exact arithmetic, e.g. attention key biases).
 
-Autocast (vkml float16 / bfloat16) is compared with the CPU in float32, the exact answer autocast
-approximates, with tolerances set from the formats: float16 keeps 11 significant bits (unit
-roundoff 4.9e-4), bfloat16 8 (3.9e-3). A loss is a mean over many rounded terms whose errors
-partly cancel, so 1e-2 (float16) and 3e-2 (bfloat16) relative leave a few roundoffs of room.
-Gradients pass through every layer backwards, each matmul and softmax rounding its output, so
-their relative error is several times larger: 5e-2 (float16) and 2e-1 (bfloat16), plus an
-absolute part of 1e-3 (float16) / 1e-2 (bfloat16) of the whole gradient's norm for parameters
-whose gradient is small next to the rest. These bounds held with a margin of 2-3x on lavapipe;
-CPU autocast(bfloat16) lands at similar distances from float32 (see test_cpu_bfloat16_...)."""
+Autocast (vkml float16 / bfloat16, CUDA's casting rules) is compared with the CPU in float32, the
+answer autocast approximates. float16 keeps 11 significant bits (unit roundoff 4.9e-4), bfloat16
+8 (3.9e-3). A loss is a mean over many rounded terms whose errors partly cancel: 3e-3 (float16)
+and 1e-2 (bfloat16) relative. Gradients go back through every layer, each matmul rounding its
+output: 2e-2 relative + 5e-4 of the whole gradient's norm (float16), 5e-2 + 2e-3 (bfloat16).
+Measured on lavapipe, the worst parameter used at most 40% of these bounds; CPU
+autocast(bfloat16) lands at the same distances (test_cpu_bfloat16_autocast_meets_the_bounds).
+Two models need more, for reasons that hold on the CPU too:
+- cells: CUDA's autocast runs whole RNN cells (rnn_tanh_cell, ...) in the low dtype, so the
+  hidden state is rounded to bfloat16 at every time step; CPU autocast keeps it in float32.
+- resnet18: BatchNorm over two samples (4x4 maps in the last stage) amplifies rounding in the
+  backward pass; CPU autocast(bfloat16) itself is 37% off float32 on the worst parameter by step 3.
+"""
 
+import dataclasses
 import math
 
 import pytest
@@ -22,13 +29,18 @@ import torch
 
 import torch_vkml
 
-from model_zoo import CASES, cpu_and_copy, grad_mismatches, train
+from model_zoo import CASES, cpu_and_copy, grad_mismatches, train, vit_model
 
 STEPS = 3
 FP32_TOL = dict(loss=1e-3, grad=1e-3, grad_abs=1e-6)
 AMP_TOL = {
-    torch.float16: dict(loss=1e-2, grad=5e-2, grad_abs=1e-3),
-    torch.bfloat16: dict(loss=3e-2, grad=2e-1, grad_abs=1e-2),
+    torch.float16: dict(loss=3e-3, grad=2e-2, grad_abs=5e-4),
+    torch.bfloat16: dict(loss=1e-2, grad=5e-2, grad_abs=2e-3),
+}
+AMP_TOL_MODEL = {
+    ("cells", torch.bfloat16): dict(loss=1e-2, grad=2e-1, grad_abs=2e-3),
+    ("resnet18", torch.float16): dict(loss=3e-3, grad=3e-1, grad_abs=3e-3),
+    ("resnet18", torch.bfloat16): dict(loss=1e-2, grad=7e-1, grad_abs=7e-3),
 }
 MODELS = ["resnet18", "vit", "gpt2", "bert", "whisper", "lstm", "gru", "rnn", "cells"]
 
@@ -87,11 +99,11 @@ def test_trains_like_cpu_float32(name):
     "name,dtype", [_param(n, d) for d in (torch.float16, torch.bfloat16) for n in MODELS])
 def test_trains_under_autocast(name, dtype):
     got = run_on_vkml(name, amp_dtype=dtype)
-    assert_traces_close(got, cpu_reference(name), AMP_TOL[dtype])
+    assert_traces_close(got, cpu_reference(name), AMP_TOL_MODEL.get((name, dtype), AMP_TOL[dtype]))
 
 
 @pytest.mark.parametrize("name", ["vit", "gpt2"])
-def test_cpu_bfloat16_autocast_is_as_far_from_float32(name):
+def test_cpu_bfloat16_autocast_meets_the_bounds(name):
     """Calibrates AMP_TOL: the CPU's own autocast(bfloat16) must meet the bfloat16 bound too,
     else the bound says more about the model than about vkml."""
     case = CASES[name]
@@ -102,14 +114,19 @@ def test_cpu_bfloat16_autocast_is_as_far_from_float32(name):
 
 @pytest.mark.parametrize("batch_size", [64, 256])
 def test_vit_trains_at_large_batch(batch_size):
-    """A ViT (16x16 images, patch 4, dim 32) at batch 64 and 256: the first step matches the CPU
-    and a few steps train without error."""
-    case = CASES["vit"]
+    """A ViT (16x16 images, patch 4, dim 32, one layer to keep lavapipe quick) at batch 64 and
+    256: the first step matches the CPU and the next one trains without error."""
+    case = dataclasses.replace(CASES["vit"], build=_seeded_vit_one_layer)
     model, copy_ = cpu_and_copy(case)
     ref = train(case, model, "cpu", 1, batch_size=batch_size)
     torch_vkml.reset_fallback_stats()
     got = train(case, copy_, "vkml", 2, batch_size=batch_size)
     assert torch_vkml.fallback_stats() == {}
     assert all(math.isfinite(v) for v in got.losses)
-    assert abs(got.losses[0] - ref.losses[0]) <= 1e-3 * ref.losses[0]
-    assert not grad_mismatches(got.grads[0], ref.grads[0], 1e-3, 1e-6)
+    assert abs(got.losses[0] - ref.losses[0]) <= FP32_TOL["loss"] * ref.losses[0]
+    assert not grad_mismatches(got.grads[0], ref.grads[0], FP32_TOL["grad"], FP32_TOL["grad_abs"])
+
+
+def _seeded_vit_one_layer():
+    torch.manual_seed(0)
+    return vit_model(layers=1)

@@ -14,7 +14,7 @@ namespace {
 constexpr uint32_t kWorkgroup = 256;
 
 // One operand of a cell kernel: a matrix (rows, cols) or one row, or a bias vector shared by
-// every row. Absent operands (address 0) stay zero in the parameter block.
+// every row. Absent operands (a default TensorDesc) stay zero in the parameter block.
 struct Operand {
   const TensorDesc* t;
   int64_t cols;       // expected feature count
@@ -31,7 +31,7 @@ class CellLaunch {
 
   void add(int slot, const Operand& o, bool output) {
     const TensorDesc& t = *o.t;
-    if (t.address == 0) {
+    if (t.address == 0 && t.sizes.empty()) {  // absent (an empty tensor keeps its sizes)
       if (!o.optional) throw InvalidArgument(std::string("vkml: ") + op_ + ": missing operand");
       return;
     }
