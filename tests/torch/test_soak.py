@@ -25,7 +25,7 @@ class SmallCNN(nn.Module):
         self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
         self.bn1 = nn.BatchNorm2d(8)
         self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.fc = nn.Linear(16 * 4 * 4, 10)
+        self.fc = nn.Linear(16 * 2 * 2, 10)
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
@@ -45,8 +45,8 @@ def test_training_loop_memory_is_flat():
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
     # A fixed pool of batches on the device: new uploads each step would be a different test.
-    data = [(torch.randn(16, 1, 16, 16, generator=gen).to("vkml"),
-             torch.randint(0, 10, (16,), generator=gen).to("vkml")) for _ in range(4)]
+    data = [(torch.randn(8, 1, 8, 8, generator=gen).to("vkml"),
+             torch.randint(0, 10, (8,), generator=gen).to("vkml")) for _ in range(4)]
     model = SmallCNN().to("vkml")
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     torch_vkml.reset_fallback_stats()
