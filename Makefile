@@ -64,6 +64,11 @@ test: build
 	  echo "== pytest: skipped (no tests/torch/test_*.py)"; \
 	fi
 
+# Long soak: the training loop of tests/torch/test_soak.py for 2,000 steps (make test runs 200).
+.PHONY: soak
+soak: build
+	@$(TEST_ENV) $(PY_ENV) VKML_SOAK_STEPS=2000 $(PYTHON) -m pytest -q tests/torch/test_soak.py $(PYTEST_ARGS)
+
 # ---- demo / bench -----------------------------------------------------------------------------------
 demo: build
 	@$(BUILD)/vkml-info

@@ -7,6 +7,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <typeinfo>
+
 #include "allocator.h"
 #include "bridge.h"
 
@@ -99,9 +101,24 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, at::Storage(std::move(storage)), 0, {0}, {});
 }
 
+// Whether `param.data = t` may swap t's storage into param (Module.to does, which keeps tied
+// parameters one object). c10 counts only built-in backends as dense, so without this every
+// Module.to("vkml") made new Parameters and untied shared weights. Plain strided TensorImpls of
+// CPU and vkml (what vkml tensors are) are as interchangeable as CPU and CUDA ones.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto plain = [](const at::Tensor& t) {
+    const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    return t.layout() == c10::kStrided && (t.is_cpu() || t.is_privateuseone()) &&
+           typeid(*impl) == typeid(c10::TensorImpl);
+  };
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) ||
+         (plain(self) && plain(from));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
