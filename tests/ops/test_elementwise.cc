@@ -736,7 +736,7 @@ TEST(ElementwisePlan, TableMetadataAndDtypeSupport) {
   EXPECT_TRUE(ops::op_info(BinaryOp::kGe).out_bool);
   EXPECT_FALSE(ops::op_info(BinaryOp::kAdd).out_bool);
   EXPECT_EQ(ops::kNumBinaryOps, uint32_t(BinaryOp::kLogitBackward) + 1);
-  EXPECT_EQ(ops::kNumUnaryOps, uint32_t(UnaryOp::kLogNdtr) + 1);
+  EXPECT_EQ(ops::kNumUnaryOps, uint32_t(UnaryOp::kFrexpExponent) + 1);
   DeviceCaps caps;
   caps.storage_16bit = caps.storage_8bit = caps.int64_math = true;
   EXPECT_TRUE(ops::supports(caps, BinaryOp::kAdd, DType::kBF16));

@@ -154,6 +154,34 @@ def test_round_decimals_matches_cpu_formula(gen):
                                        torch.round(xd, decimals=d), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_frexp(dtype, gen):
+    x = rand((13, 17), dtype, gen, -1e3, 1e3)
+    m, e = torch.frexp(x.to("vkml").t())
+    mc, ec = torch.frexp(x.t())
+    assert e.dtype == torch.int32
+    close(m, mc, (0, 0))
+    close(e, ec)
+    mo = torch.empty(17, 13, dtype=dtype, device="vkml").t()
+    eo = torch.empty(0, dtype=torch.int32, device="vkml")
+    torch.frexp(x.to("vkml"), out=(mo, eo))
+    close(mo, mc.t(), (0, 0))
+    close(eo, ec.t())
+    with pytest.raises(RuntimeError, match="only supports floating-point"):
+        torch.frexp(torch.ones(2, dtype=torch.int32, device="vkml"))
+    with pytest.raises(RuntimeError, match="expects exponent to have int dtype"):
+        torch.frexp(x.to("vkml"), out=(mo, torch.empty(0, device="vkml")))
+
+
+def test_div_trunc_rounds_the_quotient_to_the_dtype_first():
+    # The CPU truncates a / b rounded to f16/bf16: 138.95 rounds to 139 in f16 before trunc.
+    for dtype, a, b in [(torch.float16, -8.4765625, -0.061004638671875),
+                        (torch.bfloat16, 8.375, 0.55859375), (torch.bfloat16, 2.984375, -0.0610351)]:
+        ta, tb = torch.tensor([a, 7.0], dtype=dtype), torch.tensor([b, 2.0], dtype=dtype)
+        close(torch.div(ta.to("vkml"), tb.to("vkml"), rounding_mode="trunc"),
+              torch.div(ta, tb, rounding_mode="trunc"), (0, 0))
+
+
 def test_nan_to_num_default_limits():
     for dtype in FLOATS:
         x = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.5], dtype=dtype)
@@ -284,6 +312,7 @@ BACKWARD = {
     "logsigmoid": F.logsigmoid,
     "logit": lambda x: torch.logit(x.sigmoid(), eps=0.05),
     "abs": torch.abs,
+    "sgn": lambda x: torch.sgn(x) * x,
     "threshold": lambda x: F.threshold(x, 0.2, 0.0),
 }
 
@@ -388,10 +417,14 @@ def test_special_against_float64(name, dtype, gen):
         x = x[x.isfinite()]  # mvlgamma refuses NaN (it checks the domain first)
     xd = x.to(dtype)
     want = fn(xd.double())
-    if name == "polygamma1":  # a pole: the CPU's sin(pi x) is not exactly 0 there, ours is
-        want[(xd <= 0) & (xd == xd.floor()) & xd.isfinite()] = math.inf
     got = fn(xd.to("vkml")).cpu()
     assert got.dtype == dtype
+    if name == "polygamma1":
+        # Below 1/2 trigamma uses the CPU's reflection with pi * x rounded in the dtype, which
+        # loses accuracy next to the poles (on the CPU alike): there, parity with the CPU.
+        neg = xd < 0
+        close(got[neg], fn(xd[neg]), TOL[dtype])
+        xd, got, want = xd[~neg], got[~neg], want[~neg]
     over = want.abs() >= torch.finfo(dtype).max  # beyond the dtype's range: the same infinity
     rtol, atol = SPECIAL_TOL[dtype]
     torch.testing.assert_close(got.double()[~over], want[~over], rtol=rtol, atol=atol,
@@ -411,8 +444,8 @@ def test_special_half_against_cpu(name, dtype, gen):
     if name == "mvlgamma3":
         x = x[x.isfinite()]
     want = fn(x.double())
-    if name == "polygamma1":
-        want[(x <= 0) & (x == x.floor()) & x.isfinite()] = math.inf
+    if name == "polygamma1":  # the reflection's pi * x: see above
+        want = torch.where(x < 0, fn(x.float()).double(), want)
     # computed in fp32, rounded once: the float64 value at the same input, rounded
     close(fn(x.to("vkml")), want.to(dtype), (2e-2, 2e-2) if dtype == torch.bfloat16 else (4e-3, 4e-3))
 

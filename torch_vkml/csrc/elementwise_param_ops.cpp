@@ -81,6 +81,40 @@ at::Tensor signbit(const at::Tensor& x) {
   return signbit_out(x, out);
 }
 
+// frexp: the mantissa row, and the exponent row (a float value) copied into the int32 output.
+std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& x, at::Tensor& mantissa,
+                                               at::Tensor& exponent) {
+  TORCH_CHECK(at::isFloatingType(x.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == x.dtype(), "torch.frexp() expects mantissa to have dtype ",
+              x.dtype(), " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == at::kInt,
+              "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
+  ew::unary(UnaryOp::kFrexpMantissa, Promote::kFloating, x, mantissa);
+  at::native::resize_output(exponent, x.sizes());
+  if (x.numel() > 0) {
+    exponent.copy_(ew::unary(UnaryOp::kFrexpExponent, Promote::kFloating, x, {}));
+  }
+  return {mantissa, exponent};
+}
+std::tuple<at::Tensor, at::Tensor> frexp(const at::Tensor& x) {
+  at::Tensor mantissa = at::empty({0}, x.options());
+  at::Tensor exponent = at::empty({0}, x.options().dtype(at::kInt));
+  frexp_out(x, mantissa, exponent);
+  return {mantissa, exponent};
+}
+
+// sgn's and abs's backward on real tensors ask for an "efficient zero tensor"; a plain zero
+// tensor has the same values (ZeroTensor only spares the kernels that would read it).
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                 std::optional<at::Layout> layout,
+                                 std::optional<at::Device> device,
+                                 std::optional<bool> pin_memory) {
+  at::TensorOptions options =
+      at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory);
+  return at::empty(size, options).zero_();
+}
+
 // ---- logit, nan_to_num, round(decimals) -------------------------------------------------------
 
 Params logit_params(std::optional<double> eps) { return {eps.has_value() ? *eps : -1.0}; }
@@ -347,6 +381,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isneginf.out", isinf_sign_out<UnaryOp::kIsneginf>);
   m.impl("isposinf", isinf_sign<UnaryOp::kIsposinf>);
   m.impl("isposinf.out", isinf_sign_out<UnaryOp::kIsposinf>);
+  m.impl("_efficientzerotensor", efficient_zero_tensor);
+  m.impl("frexp.Tensor", frexp);
+  m.impl("frexp.Tensor_out", frexp_out);
   m.impl("signbit", signbit);
   m.impl("signbit.out", signbit_out);
   m.impl("logit", logit);

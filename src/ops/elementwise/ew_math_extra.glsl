@@ -36,6 +36,30 @@ uint64_t ew_storage_bits(T x) { return uint64_t(floatBitsToUint(x)); }
 T ew_from_storage_bits(uint64_t u) { return uintBitsToFloat(uint(u)); }
 #endif
 
+// x rounded to the storage dtype (identity for f32/f64).
+T ew_round_storage(T x) {
+#if defined(DT_BF16)
+  return bf16_to_float(float_to_bf16(x));
+#elif defined(DT_F16)
+  return float(float16_t(x));
+#else
+  return x;
+#endif
+}
+
+// C's frexp: x = m 2^e with |m| in [0.5, 1); zero, infinities and NaN give (x, 0).
+T ew_frexp_mantissa(T x) {
+  if (x == T(0) || isinf(x) || isnan(x)) return x;
+  int e;
+  return frexp(x, e);
+}
+T ew_frexp_exponent(T x) {
+  if (x == T(0) || isinf(x) || isnan(x)) return T(0);
+  int e;
+  frexp(x, e);
+  return T(e);
+}
+
 // Sign-magnitude stepping: one ulp away from or towards zero.
 T ew_nextafter(T a, T b) {
   if (isnan(a) || isnan(b)) return ew_nan();

@@ -72,7 +72,8 @@ T ew_digamma(T x) {
   if (x == T(0)) return ew_copysign(ew_inf(), -x);  // digamma(+-0) = -+inf
   if (x < T(0)) {
     if (x == trunc(x)) return ew_nan();
-    // digamma(1 - x) - pi / tan(pi x), tan's argument reduced exactly (the CPU uses pi * frac)
+    // digamma(1 - x) - pi / tan(pi x), tan's argument reduced exactly to [-pi/2, pi/2] (the
+    // CPU computes this term in double for float inputs: accurate next to the poles too).
     return ew_digamma_pos(T(1) - x) - EW_PI_HI / ew_tan(EW_PI_HI * ew_frac_near(x));
   }
   return ew_digamma_pos(x);
@@ -82,8 +83,10 @@ T ew_trigamma(T x) {
   T sign = T(1), result = T(0);
   if (x < T(0.5)) {
     sign = T(-1);
-    T s = ew_sin(EW_PI_HI * ew_frac_near(x));  // squared: the sign of the reduction is moot
-    result -= EW_PI_SQ / (s * s);
+    // The CPU's sin(pi * x) and pi * pi in the compute type, kept for parity: pi * x carries a
+    // rounding error that matters next to the poles, on the CPU alike.
+    T s = ew_sin(EW_PI_HI * x);
+    result -= ew_div(EW_PI_HI * EW_PI_HI, s * s);
     x = T(1) - x;
   }
   for (int i = 0; i < 6; ++i) {
