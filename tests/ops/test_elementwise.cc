@@ -249,6 +249,10 @@ RefValue float_binary_ref(const BinaryCase& c, DType t, DType ot, double a, doub
   double v = (c.discrete && t != DType::kF64)
                  ? ref::binary_float<float>(c.op, float(a), float(b), float(alpha))
                  : ref::binary_float<double>(c.op, a, b, alpha);
+  // f16/bf16 div_trunc truncates the quotient rounded to the dtype, as PyTorch's CPU does.
+  if (c.op == BinaryOp::kDivTrunc && (t == DType::kF16 || t == DType::kBF16)) {
+    v = std::trunc(round_to(t, double(float(a) / float(b))));
+  }
   if (ot == DType::kBool) return {0, v != 0};
   return {round_to(ot, v), 0};
 }
