@@ -93,7 +93,17 @@ void binary_scalar(Device& dev, BinaryOp op, const TensorDesc& out, const Tensor
 // out = op(a, b) with a a scalar (rsub, pow(scalar, tensor), ...); b's dtype is the compute one.
 void scalar_binary(Device& dev, BinaryOp op, const TensorDesc& out, Scalar a, const TensorDesc& b,
                    Scalar alpha = Scalar::from_double(1.0));
-// out = op(in); same dtype rules as binary().
-void unary(Device& dev, UnaryOp op, const TensorDesc& out, const TensorDesc& in);
+// out = op(a, b, c) for rows that read a third tensor (addcmul, addcdiv, lerp with a tensor
+// weight); c is broadcast to out's sizes and has the compute dtype, like a and b.
+void ternary(Device& dev, BinaryOp op, const TensorDesc& out, const TensorDesc& a,
+             const TensorDesc& b, const TensorDesc& c, Scalar alpha = Scalar::from_double(1.0));
+// out = op(a, b) for rows with up to three parameters (elu_backward's alpha, scale, input scale).
+void binary_params(Device& dev, BinaryOp op, const TensorDesc& out, const TensorDesc& a,
+                   const TensorDesc& b, Scalar alpha, Scalar beta, Scalar gamma);
+// out = op(in); same dtype rules as binary(). alpha, beta and gamma are the row's parameters
+// (softplus's beta and threshold, nan_to_num's replacements, ...), in the compute dtype.
+void unary(Device& dev, UnaryOp op, const TensorDesc& out, const TensorDesc& in,
+           Scalar alpha = Scalar::from_double(1.0), Scalar beta = Scalar::from_double(0.0),
+           Scalar gamma = Scalar::from_double(0.0));
 
 }  // namespace vkml::ops

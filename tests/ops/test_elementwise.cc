@@ -249,6 +249,10 @@ RefValue float_binary_ref(const BinaryCase& c, DType t, DType ot, double a, doub
   double v = (c.discrete && t != DType::kF64)
                  ? ref::binary_float<float>(c.op, float(a), float(b), float(alpha))
                  : ref::binary_float<double>(c.op, a, b, alpha);
+  // f16/bf16 div_trunc truncates the quotient rounded to the dtype, as PyTorch's CPU does.
+  if (c.op == BinaryOp::kDivTrunc && (t == DType::kF16 || t == DType::kBF16)) {
+    v = std::trunc(round_to(t, double(float(a) / float(b))));
+  }
   if (ot == DType::kBool) return {0, v != 0};
   return {round_to(ot, v), 0};
 }
@@ -735,8 +739,8 @@ TEST(ElementwisePlan, TableMetadataAndDtypeSupport) {
   EXPECT_EQ(ops::op_info(UnaryOp::kLogicalNot).name, "logical_not");
   EXPECT_TRUE(ops::op_info(BinaryOp::kGe).out_bool);
   EXPECT_FALSE(ops::op_info(BinaryOp::kAdd).out_bool);
-  EXPECT_EQ(ops::kNumBinaryOps, uint32_t(BinaryOp::kMishBackward) + 1);
-  EXPECT_EQ(ops::kNumUnaryOps, uint32_t(UnaryOp::kLogSigmoid) + 1);
+  EXPECT_EQ(ops::kNumBinaryOps, uint32_t(BinaryOp::kLogitBackward) + 1);
+  EXPECT_EQ(ops::kNumUnaryOps, uint32_t(UnaryOp::kFrexpExponent) + 1);
   DeviceCaps caps;
   caps.storage_16bit = caps.storage_8bit = caps.int64_math = true;
   EXPECT_TRUE(ops::supports(caps, BinaryOp::kAdd, DType::kBF16));

@@ -1,5 +1,6 @@
 // Binary elementwise aten ops on vkml: functional, in-place and out= forms, Tensor and Scalar
 // overloads where PyTorch has a kernel for them (other overloads are composite and route here).
+#include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
 #include "elementwise_bridge.h"
@@ -132,6 +133,98 @@ at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& x,
   return o;
 }
 
+// heaviside needs one dtype, as on the CPU.
+void check_heaviside(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(!a.is_complex() && !b.is_complex(),
+              "heaviside is not yet implemented for complex tensors.");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "heaviside is not yet implemented for tensors with different dtypes.");
+}
+at::Tensor heaviside(const at::Tensor& a, const at::Tensor& b) {
+  check_heaviside(a, b);
+  return ew::binary(BinaryOp::kHeaviside, Promote::kSame, a, b, kOne, {});
+}
+at::Tensor& heaviside_(at::Tensor& a, const at::Tensor& b) {
+  check_heaviside(a, b);
+  ew::binary(BinaryOp::kHeaviside, Promote::kSame, a, b, kOne, a, true);
+  return a;
+}
+at::Tensor& heaviside_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  check_heaviside(a, b);
+  ew::binary(BinaryOp::kHeaviside, Promote::kSame, a, b, kOne, o);
+  return o;
+}
+
+// gcd / lcm: integer dtypes without bool, like the CPU's AT_DISPATCH_INTEGRAL_TYPES.
+template <BinaryOp kOp>
+void check_integral(const at::Tensor& a, const at::Tensor& b) {
+  at::ScalarType t = at::result_type(a, b);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/false), "\"",
+                              vkml::ops::op_info(kOp).name.data(), "_cpu\" not implemented for '",
+                              c10::toString(t), "'");
+}
+template <BinaryOp kOp>
+at::Tensor integral_fn(const at::Tensor& a, const at::Tensor& b) {
+  check_integral<kOp>(a, b);
+  return ew::binary(kOp, Promote::kSame, a, b, kOne, {});
+}
+template <BinaryOp kOp>
+at::Tensor& integral_inplace(at::Tensor& a, const at::Tensor& b) {
+  check_integral<kOp>(a, b);
+  ew::binary(kOp, Promote::kSame, a, b, kOne, a, true);
+  return a;
+}
+template <BinaryOp kOp>
+at::Tensor& integral_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  check_integral<kOp>(a, b);
+  ew::binary(kOp, Promote::kSame, a, b, kOne, o);
+  return o;
+}
+
+// rsub(self, other, alpha) = other - alpha * self, with sub's refusal of bool.
+void check_sub(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() != at::kBool || b.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. "
+              "Use the `^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(a.scalar_type() != at::kBool && b.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. "
+              "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+              "instead.");
+}
+at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  check_sub(self, other);
+  return ew::binary(BinaryOp::kSub, Promote::kSame, other, self, alpha, {});
+}
+at::Tensor& rsub_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
+                     at::Tensor& o) {
+  check_sub(self, other);
+  ew::binary(BinaryOp::kSub, Promote::kSame, other, self, alpha, o);
+  return o;
+}
+
+// floor_divide is div(rounding_mode='floor') and, like it, refuses bool.
+void check_not_bool(const at::Tensor& a, const at::Tensor& b) {
+  at::ScalarType t = at::result_type(a, b);
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool, "\"div_floor_cpu\" not implemented for 'Bool'");
+}
+at::Tensor floor_divide(const at::Tensor& a, const at::Tensor& b) {
+  check_not_bool(a, b);
+  return ew::binary(BinaryOp::kDivFloor, Promote::kSame, a, b, kOne, {});
+}
+at::Tensor& floor_divide_(at::Tensor& a, const at::Tensor& b) {
+  check_not_bool(a, b);
+  ew::binary(BinaryOp::kDivFloor, Promote::kSame, a, b, kOne, a, true);
+  return a;
+}
+at::Tensor& floor_divide_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  check_not_bool(a, b);
+  ew::binary(BinaryOp::kDivFloor, Promote::kSame, a, b, kOne, o);
+  return o;
+}
+at::Tensor floor_divide_s(const at::Tensor& a, const at::Scalar& b) {
+  return floor_divide(a, ew::wrap_scalar(b));
+}
+
 }  // namespace
 
 #define VKML_BINARY3(name, op, p)                                  \
@@ -226,6 +319,28 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish_backward", backward_fn<BinaryOp::kHardswishBackward>);
   m.impl("hardswish_backward.out", backward_out<BinaryOp::kHardswishBackward>);
   m.impl("mish_backward", backward_fn<BinaryOp::kMishBackward>);
+  m.impl("logaddexp", fn<BinaryOp::kLogaddexp, Promote::kFloating>);
+  m.impl("logaddexp.out", out<BinaryOp::kLogaddexp, Promote::kFloating>);
+  m.impl("logaddexp2", fn<BinaryOp::kLogaddexp2, Promote::kFloating>);
+  m.impl("logaddexp2.out", out<BinaryOp::kLogaddexp2, Promote::kFloating>);
+  VKML_BINARY3_PLAIN("nextafter", kNextafter, kFloating)
+  m.impl("special_xlog1py", fn<BinaryOp::kXlog1py, Promote::kIntToFloat>);
+  m.impl("special_xlog1py.out", out<BinaryOp::kXlog1py, Promote::kIntToFloat>);
+  m.impl("heaviside", heaviside);
+  m.impl("heaviside_", heaviside_);
+  m.impl("heaviside.out", heaviside_out);
+  m.impl("gcd", integral_fn<BinaryOp::kGcd>);
+  m.impl("gcd_", integral_inplace<BinaryOp::kGcd>);
+  m.impl("gcd.out", integral_out<BinaryOp::kGcd>);
+  m.impl("lcm", integral_fn<BinaryOp::kLcm>);
+  m.impl("lcm_", integral_inplace<BinaryOp::kLcm>);
+  m.impl("lcm.out", integral_out<BinaryOp::kLcm>);
+  m.impl("rsub.Tensor", rsub);
+  m.impl("rsub.Tensor_out", rsub_out);
+  m.impl("floor_divide", floor_divide);
+  m.impl("floor_divide_.Tensor", floor_divide_);
+  m.impl("floor_divide.out", floor_divide_out);
+  m.impl("floor_divide.Scalar", floor_divide_s);
   m.impl("gelu_backward", gelu_backward);
   m.impl("gelu_backward.grad_input", gelu_backward_out);
 }

@@ -21,6 +21,10 @@ at::ScalarType compute_type(Promote promote, at::ScalarType promoted, const char
     TORCH_CHECK(at::isIntegralType(promoted, /*includeBool=*/true), "\"", name,
                 "\" not implemented for '", c10::toString(promoted), "'");
   }
+  if (promote == Promote::kFloating) {
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(promoted), "\"", name,
+                                "\" not implemented for '", c10::toString(promoted), "'");
+  }
   return promoted;
 }
 
@@ -100,8 +104,66 @@ at::Tensor binary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
   return out;
 }
 
+at::Tensor ternary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
+                   const at::Tensor& b, const at::Tensor& c, const at::Scalar& alpha,
+                   at::Tensor out, bool inplace) {
+  const auto& info = vkml::ops::op_info(op);
+  const at::Tensor* dev_operand = nullptr;
+  for (const at::Tensor* t : {&a, &b, &c}) {
+    if (!dev_operand && t->device().type() == kVkml) dev_operand = t;
+  }
+  TORCH_CHECK(dev_operand, "vkml elementwise op without a vkml tensor");
+  const at::Device device = dev_operand->device();
+  for (const at::Tensor* t : {&a, &b, &c}) {
+    TORCH_CHECK(t->device() == device || is_cpu_scalar(*t),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                device, " and ", t->device(), "!");
+  }
+  // The result type of three operands, by the same categories as TensorIterator's.
+  at::native::ResultTypeState state = {};
+  for (const at::Tensor* t : {&a, &b, &c}) state = at::native::update_result_type_state(*t, state);
+  at::ScalarType promoted = at::native::result_type(state);
+  at::ScalarType compute = compute_type(promote, promoted, info.name.data());
+  std::vector<int64_t> shape = at::infer_size(at::infer_size(a.sizes(), b.sizes()), c.sizes());
+  c10::DeviceGuard guard(device);
+  at::Tensor target = prepare_output(out, inplace, shape, compute, *dev_operand);
+  if (target.numel() == 0) return out;
+  auto operand = [&](const at::Tensor& t) {
+    return (is_cpu_scalar(t) ? t.to(device) : t).to(compute).expand(shape);
+  };
+  at::Tensor aa = operand(a), bb = operand(b), cc = operand(c);
+  vkml::Device& d = core_device(*dev_operand);
+  translate_errors([&] {
+    vkml::ops::ternary(d, op, to_desc(target), to_desc(aa), to_desc(bb), to_desc(cc),
+                       to_core_scalar(alpha));
+  });
+  finish_output(out, target);
+  return out;
+}
+
+at::Tensor binary_params(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
+                         const at::Tensor& b, const Params& params, at::Tensor out) {
+  const auto& info = vkml::ops::op_info(op);
+  TORCH_CHECK(a.device() == b.device(), "Expected all tensors to be on the same device, but "
+              "found at least two devices, ", a.device(), " and ", b.device(), "!");
+  at::ScalarType compute = compute_type(promote, at::result_type(a, b), info.name.data());
+  std::vector<int64_t> shape = at::infer_size(a.sizes(), b.sizes());
+  c10::DeviceGuard guard(a.device());
+  at::Tensor target = prepare_output(out, false, shape, compute, a);
+  if (target.numel() == 0) return out;
+  at::Tensor aa = a.to(compute).expand(shape), bb = b.to(compute).expand(shape);
+  vkml::Device& d = core_device(a);
+  translate_errors([&] {
+    vkml::ops::binary_params(d, op, to_desc(target), to_desc(aa), to_desc(bb),
+                             to_core_scalar(params.alpha), to_core_scalar(params.beta),
+                             to_core_scalar(params.gamma));
+  });
+  finish_output(out, target);
+  return out;
+}
+
 at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at::Tensor out,
-                 bool inplace) {
+                 bool inplace, const Params& params) {
   const auto& info = vkml::ops::op_info(op);
   at::ScalarType compute = compute_type(promote, x.scalar_type(), info.name.data());
   at::ScalarType result = promote == Promote::kBoolOut ? at::kBool : compute;
@@ -110,7 +172,10 @@ at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at
   if (target.numel() == 0) return out;
   vkml::Device& d = core_device(x);
   at::Tensor xx = x.to(compute);
-  translate_errors([&] { vkml::ops::unary(d, op, to_desc(target), to_desc(xx)); });
+  translate_errors([&] {
+    vkml::ops::unary(d, op, to_desc(target), to_desc(xx), to_core_scalar(params.alpha),
+                     to_core_scalar(params.beta), to_core_scalar(params.gamma));
+  });
   finish_output(out, target);
   return out;
 }

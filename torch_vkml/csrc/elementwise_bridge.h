@@ -14,6 +14,14 @@ enum class Promote {
   kIntToFloat,  // integers and bool compute in the default float type (div, sqrt, exp, ...)
   kBoolOut,     // compute in the promoted type, result is bool (comparisons, logical ops)
   kIntegral,    // integers and bool only (bitwise ops, shifts)
+  kFloating,    // floating types only; others raise NotImplementedError as the CPU does
+};
+
+// A row's parameters besides alpha's use as add's multiplier (see elementwise_ops.def).
+struct Params {
+  at::Scalar alpha = 1;
+  at::Scalar beta = 0;
+  at::Scalar gamma = 0;
 };
 
 // out = op(a, b) following PyTorch: result_type promotion, broadcasting, CPU scalars.
@@ -22,9 +30,19 @@ at::Tensor binary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
                   const at::Tensor& b, const at::Scalar& alpha, at::Tensor out,
                   bool inplace = false);
 
-// out = op(x). Same conventions.
+// out = op(a, b, c): three tensors promoted together and broadcast (addcmul, lerp, ...). Every
+// operand must be on the device except 0-dim CPU tensors, which are copied there.
+at::Tensor ternary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
+                   const at::Tensor& b, const at::Tensor& c, const at::Scalar& alpha,
+                   at::Tensor out, bool inplace = false);
+
+// out = op(a, b) with all three row parameters (backward rows of parametrised activations).
+at::Tensor binary_params(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
+                         const at::Tensor& b, const Params& params, at::Tensor out);
+
+// out = op(x). Same conventions; `params` are the row's parameters.
 at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at::Tensor out,
-                 bool inplace = false);
+                 bool inplace = false, const Params& params = {});
 
 // A Python number as the 0-dim CPU "wrapped number" tensor result_type() expects.
 at::Tensor wrap_scalar(const at::Scalar& s);

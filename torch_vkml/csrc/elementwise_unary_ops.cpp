@@ -1,5 +1,5 @@
 // Unary elementwise aten ops and activations on vkml (functional, in-place, out=), plus
-// clamp, lerp, addcmul and addcdiv built from the core's binary ops.
+// clamp (from the core's binary ops), lerp, addcmul and addcdiv (three-operand rows).
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -113,15 +113,13 @@ at::Tensor& assign(at::Tensor& o, at::Tensor result) {
   return o;
 }
 
-// lerp = x + w (end - x) for w < 0.5, end - (1 - w)(end - x) otherwise, as PyTorch computes it.
+// lerp, addcmul and addcdiv: one three-operand dispatch, so f16/bf16 compute the whole
+// expression in fp32 and round once, as the CPU does.
 at::Tensor& lerp_scalar_out(const at::Tensor& x, const at::Tensor& end, const at::Scalar& w,
                             at::Tensor& o) {
-  at::Tensor diff = ew::binary(BinaryOp::kSub, Promote::kSame, end, x, 1, {});
-  double wv = w.toDouble();
-  if (wv < 0.5) {
-    return assign(o, ew::binary(BinaryOp::kAdd, Promote::kSame, x, diff, w, o, o.is_same(x)));
-  }
-  return assign(o, ew::binary(BinaryOp::kSub, Promote::kSame, end, diff, 1.0 - wv, o,
+  TORCH_CHECK(x.scalar_type() == end.scalar_type(), "expected dtype ", x.scalar_type(),
+              " for `end` but got dtype ", end.scalar_type());
+  return assign(o, ew::binary(BinaryOp::kLerpScalar, Promote::kFloating, x, end, w, o,
                               o.is_same(x)));
 }
 at::Tensor lerp_scalar(const at::Tensor& x, const at::Tensor& end, const at::Scalar& w) {
@@ -133,9 +131,12 @@ at::Tensor& lerp_scalar_(at::Tensor& x, const at::Tensor& end, const at::Scalar&
 }
 at::Tensor& lerp_tensor_out(const at::Tensor& x, const at::Tensor& end, const at::Tensor& w,
                             at::Tensor& o) {
-  at::Tensor diff = ew::binary(BinaryOp::kSub, Promote::kSame, end, x, 1, {});
-  at::Tensor step = ew::binary(BinaryOp::kMul, Promote::kSame, w, diff, 1, {});
-  return assign(o, ew::binary(BinaryOp::kAdd, Promote::kSame, x, step, 1, o, o.is_same(x)));
+  TORCH_CHECK(x.scalar_type() == end.scalar_type(), "expected dtype ", x.scalar_type(),
+              " for `end` but got dtype ", end.scalar_type());
+  TORCH_CHECK(x.scalar_type() == w.scalar_type(), "expected dtype ", x.scalar_type(),
+              " for `weight` but got dtype ", w.scalar_type());
+  return assign(o, ew::ternary(BinaryOp::kLerp, Promote::kFloating, x, end, w, 1, o,
+                               o.is_same(x)));
 }
 at::Tensor lerp_tensor(const at::Tensor& x, const at::Tensor& end, const at::Tensor& w) {
   at::Tensor o;
@@ -145,14 +146,24 @@ at::Tensor& lerp_tensor_(at::Tensor& x, const at::Tensor& end, const at::Tensor&
   return lerp_tensor_out(x, end, w, x);
 }
 
-// addcmul / addcdiv: self + value * (t1 op t2).
+// addcmul / addcdiv: self + value * t1 * t2 and self + value * t1 / t2.
 template <BinaryOp kOp>
 at::Tensor& addc_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                      const at::Scalar& value, at::Tensor& o) {
-  Promote p = kOp == BinaryOp::kDiv ? Promote::kIntToFloat : Promote::kSame;
-  at::Tensor prod = ew::binary(kOp, p, t1, t2, 1, {});
-  return assign(o, ew::binary(BinaryOp::kAdd, Promote::kSame, self, prod, value, o,
-                              o.is_same(self)));
+  if (kOp == BinaryOp::kAddcdiv) {
+    TORCH_CHECK(!at::isIntegralType(t1.scalar_type(), true) ||
+                    !at::isIntegralType(t2.scalar_type(), true),
+                "Integer division with addcdiv is no longer supported, and in a future release "
+                "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool || kOp != BinaryOp::kAddcmul,
+                              "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  Promote p = kOp == BinaryOp::kAddcdiv ? Promote::kFloating : Promote::kSame;
+  return assign(o, ew::ternary(kOp, p, self, t1, t2, value, o, o.is_same(self)));
 }
 template <BinaryOp kOp>
 at::Tensor addc(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
@@ -213,6 +224,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   VKML_UNARY3("hardswish", kHardswish, kSame)
   VKML_UNARY3("logical_not", kLogicalNot, kBoolOut)
   VKML_UNARY3("bitwise_not", kBitwiseNot, kIntegral)
+  VKML_UNARY3("sgn", kSign, kSame)
   m.impl("relu", fn<UnaryOp::kRelu, Promote::kSame>);
   m.impl("relu_", inplace<UnaryOp::kRelu, Promote::kSame>);
   m.impl("gelu", gelu);
@@ -236,12 +248,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Tensor", lerp_tensor);
   m.impl("lerp_.Tensor", lerp_tensor_);
   m.impl("lerp.Tensor_out", lerp_tensor_out);
-  m.impl("addcmul", addc<BinaryOp::kMul>);
-  m.impl("addcmul_", addc_<BinaryOp::kMul>);
-  m.impl("addcmul.out", addc_out<BinaryOp::kMul>);
-  m.impl("addcdiv", addc<BinaryOp::kDiv>);
-  m.impl("addcdiv_", addc_<BinaryOp::kDiv>);
-  m.impl("addcdiv.out", addc_out<BinaryOp::kDiv>);
+  m.impl("addcmul", addc<BinaryOp::kAddcmul>);
+  m.impl("addcmul_", addc_<BinaryOp::kAddcmul>);
+  m.impl("addcmul.out", addc_out<BinaryOp::kAddcmul>);
+  m.impl("addcdiv", addc<BinaryOp::kAddcdiv>);
+  m.impl("addcdiv_", addc_<BinaryOp::kAddcdiv>);
+  m.impl("addcdiv.out", addc_out<BinaryOp::kAddcdiv>);
 }
 
 }  // namespace torch_vkml

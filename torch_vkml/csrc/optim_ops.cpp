@@ -1,8 +1,8 @@
 // Per-tensor kernels that PyTorch's _foreach_* ops (the optimizers' default path) and gradient
 // clipping reach on vkml and that no other family registers: clamp_min / clamp_max with a tensor
 // bound, which is how _foreach_maximum_ / _foreach_minimum_ (Adam's amsgrad, Adamax) and
-// _foreach_clamp_* loop, and isnan (clip_grad_norm_'s error_if_nonfinite; the elementwise table
-// has the op, the bridge did not register it).
+// _foreach_clamp_* loop. (isnan, once here, is registered with the other predicates in
+// elementwise_param_ops.cpp.)
 #include <torch/library.h>
 
 #include "elementwise_bridge.h"
@@ -13,7 +13,6 @@ namespace {
 
 using ew::Promote;
 using vkml::ops::BinaryOp;
-using vkml::ops::UnaryOp;
 
 // clamp_min(x, t) is maximum(x, t) (NaN in either propagates, as on CPU and CUDA); clamp_max is
 // minimum. Promotion and broadcasting follow PyTorch's structured clamp_min.Tensor.
@@ -32,10 +31,6 @@ at::Tensor& clamp_bound_out(const at::Tensor& x, const at::Tensor& bound, at::Te
   return out;
 }
 
-at::Tensor isnan(const at::Tensor& x) {
-  return ew::unary(UnaryOp::kIsnan, Promote::kBoolOut, x, {});
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -45,7 +40,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_max.Tensor", clamp_bound<BinaryOp::kMinimum>);
   m.impl("clamp_max_.Tensor", clamp_bound_<BinaryOp::kMinimum>);
   m.impl("clamp_max.Tensor_out", clamp_bound_out<BinaryOp::kMinimum>);
-  m.impl("isnan", isnan);
 }
 
 }  // namespace torch_vkml

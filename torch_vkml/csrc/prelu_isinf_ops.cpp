@@ -1,11 +1,9 @@
-// Kernels that two autocast-listed composites reach on vkml: prelu (_prelu_kernel and its
-// backward) and the math scaled_dot_product_attention (isneginf, for fully masked rows).
-// Built from elementwise ops: a few dispatches each, no host work.
-#include <ATen/native/Resize.h>
+// Kernels that an autocast-listed composite reaches on vkml: prelu (_prelu_kernel and its
+// backward), built from elementwise ops: a few dispatches each, no host work. (isneginf, which
+// the math scaled_dot_product_attention needs, is an elementwise row: elementwise_param_ops.cpp.)
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
-#include <limits>
 #include <tuple>
 
 #include "elementwise_bridge.h"
@@ -16,19 +14,6 @@ namespace {
 
 using ew::Promote;
 using vkml::ops::BinaryOp;
-
-// isneginf / isposinf: x == -inf / +inf; integers and bool never are.
-template <bool kNegative>
-at::Tensor& isinf_sign_out(const at::Tensor& x, at::Tensor& out) {
-  const char* name = kNegative ? "isneginf" : "isposinf";
-  TORCH_CHECK(!x.is_complex(), name, " does not support complex inputs.");
-  TORCH_CHECK(out.scalar_type() == at::kBool, name, " does not support non-boolean outputs.");
-  at::native::resize_output(out, x.sizes());
-  if (!at::isFloatingType(x.scalar_type())) return out.fill_(false);
-  const double inf = std::numeric_limits<double>::infinity();
-  ew::binary(BinaryOp::kEq, Promote::kBoolOut, x, ew::wrap_scalar(kNegative ? -inf : inf), 1, out);
-  return out;
-}
 
 // prelu's kernel: x > 0 ? x : w * x, with w already broadcastable to x (prelu reshapes it).
 at::Tensor prelu_kernel(const at::Tensor& x, const at::Tensor& w) {
@@ -54,8 +39,6 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("isneginf.out", isinf_sign_out<true>);
-  m.impl("isposinf.out", isinf_sign_out<false>);
   m.impl("_prelu_kernel", prelu_kernel);
   m.impl("_prelu_kernel_backward", prelu_kernel_backward);
 }

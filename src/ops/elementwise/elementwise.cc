@@ -20,10 +20,11 @@ bool supports_impl(const DeviceCaps& caps, Op op, uint32_t count, DType t) {
 
 template <typename Op>
 void run(Device& dev, EwKind kind, Op op, uint32_t count, const TensorDesc& out,
-         const EwOperand& a, const EwOperand& b, Scalar alpha) {
+         const EwOperand& a, const EwOperand& b, Scalar alpha, const TensorDesc* c = nullptr,
+         Scalar beta = Scalar::from_double(0.0), Scalar gamma = Scalar::from_double(0.0)) {
   uint32_t id = static_cast<uint32_t>(op);
   if (id >= count) throw InvalidArgument("vkml: unknown elementwise op " + std::to_string(id));
-  ElementwisePlan plan = plan_elementwise(kind, id, op_info(op), out, a, b, alpha);
+  ElementwisePlan plan = plan_elementwise(kind, id, op_info(op), out, a, b, alpha, c, beta, gamma);
   if (plan.numel == 0) return;
   if (!supports(dev.caps(), op, plan.compute)) {
     throw NotSupported("vkml: " + std::string(op_info(op).name) + " has no " +
@@ -57,8 +58,20 @@ void scalar_binary(Device& dev, BinaryOp op, const TensorDesc& out, Scalar a, co
   run(dev, EwKind::kBinary, op, kNumBinaryOps, out, {nullptr, a}, {&b, {}}, alpha);
 }
 
-void unary(Device& dev, UnaryOp op, const TensorDesc& out, const TensorDesc& in) {
-  run(dev, EwKind::kUnary, op, kNumUnaryOps, out, {&in, {}}, {}, Scalar::from_double(1.0));
+void ternary(Device& dev, BinaryOp op, const TensorDesc& out, const TensorDesc& a,
+             const TensorDesc& b, const TensorDesc& c, Scalar alpha) {
+  run(dev, EwKind::kBinary, op, kNumBinaryOps, out, {&a, {}}, {&b, {}}, alpha, &c);
+}
+
+void binary_params(Device& dev, BinaryOp op, const TensorDesc& out, const TensorDesc& a,
+                   const TensorDesc& b, Scalar alpha, Scalar beta, Scalar gamma) {
+  run(dev, EwKind::kBinary, op, kNumBinaryOps, out, {&a, {}}, {&b, {}}, alpha, nullptr, beta,
+      gamma);
+}
+
+void unary(Device& dev, UnaryOp op, const TensorDesc& out, const TensorDesc& in, Scalar alpha,
+           Scalar beta, Scalar gamma) {
+  run(dev, EwKind::kUnary, op, kNumUnaryOps, out, {&in, {}}, {}, alpha, nullptr, beta, gamma);
 }
 
 }  // namespace vkml::ops

@@ -51,19 +51,24 @@ void check_layout(const TensorDesc& t, const TensorDesc& out, const char* what) 
 
 ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpInfo& info,
                                  const TensorDesc& out, const EwOperand& a, const EwOperand& b,
-                                 Scalar alpha) {
+                                 Scalar alpha, const TensorDesc* tc, Scalar beta,
+                                 Scalar gamma) {
   const bool binary = kind == EwKind::kBinary;
+  if (tc && !binary) throw InvalidArgument("vkml: a unary elementwise op has no operand c");
   const TensorDesc* ta = a.tensor;
   const TensorDesc* tb = binary ? b.tensor : nullptr;
   if (!ta && !tb) throw InvalidArgument("vkml: elementwise op needs a tensor operand");
   check_layout(out, out, "out");
   if (ta) check_layout(*ta, out, "a");
   if (tb) check_layout(*tb, out, "b");
+  if (tc) check_layout(*tc, out, "c");
   ElementwisePlan plan;
   plan.compute = ta ? ta->dtype : tb->dtype;
-  if (ta && tb && ta->dtype != tb->dtype) {
-    throw InvalidArgument("vkml: elementwise operands differ in dtype: " + ta->describe() +
-                          " and " + tb->describe());
+  for (const TensorDesc* t : {tb, tc}) {
+    if (t && t->dtype != plan.compute) {
+      throw InvalidArgument("vkml: elementwise operands differ in dtype: " +
+                            (ta ? ta->describe() : tb->describe()) + " and " + t->describe());
+    }
   }
   DType want = info.out_bool ? DType::kBool : plan.compute;
   if (out.dtype != want) {
@@ -82,7 +87,8 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
   std::vector<int64_t> so = out.strides;
   std::vector<int64_t> sa = ta ? ta->strides : std::vector<int64_t>(out.sizes.size(), 0);
   std::vector<int64_t> sb = tb ? tb->strides : std::vector<int64_t>(out.sizes.size(), 0);
-  std::vector<int64_t> sizes = coalesce_dims(out.sizes, {&so, &sa, &sb});
+  std::vector<int64_t> sc = tc ? tc->strides : std::vector<int64_t>(out.sizes.size(), 0);
+  std::vector<int64_t> sizes = coalesce_dims(out.sizes, {&so, &sa, &sb, &sc});
   if (sizes.size() > VKML_EW_MAX_DIMS) {
     throw NotSupported("vkml: elementwise tensors with more than " +
                        std::to_string(VKML_EW_MAX_DIMS) + " non-mergeable dimensions");
@@ -95,11 +101,16 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
     p.dst_strides[d] = so[d];
     p.a_strides[d] = sa[d];
     p.b_strides[d] = sb[d];
+    p.c_strides[d] = sc[d];
   }
   p.dst = out.address;
   p.a = ta ? ta->address : 0;
   p.b = tb ? tb->address : 0;
+  p.c = tc ? tc->address : 0;
   p.alpha = encode_scalar(plan.compute, alpha);
+  p.beta = encode_scalar(plan.compute, beta);
+  p.gamma = encode_scalar(plan.compute, gamma);
+  if (tc) plan.mode |= VKML_EW_HAS_C;
   if (!ta) {
     plan.mode |= VKML_EW_SCALAR_A;
     p.scalar = encode_scalar(plan.compute, a.scalar);
@@ -116,6 +127,7 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
   }
   if (ta) plan.reads.push_back({ta->address, ta->span_bytes()});
   if (tb) plan.reads.push_back({tb->address, tb->span_bytes()});
+  if (tc) plan.reads.push_back({tc->address, tc->span_bytes()});
   plan.writes.push_back({out.address, out.span_bytes()});
   return plan;
 }

@@ -29,10 +29,13 @@ struct ElementwisePlan {
 };
 
 // Validates shapes and dtypes (InvalidArgument; NotSupported above VKML_EW_MAX_DIMS coalesced
-// dims) and fills the plan for row `op` of the table. Unary ops pass their input as `a`.
+// dims) and fills the plan for row `op` of the table. Unary ops pass their input as `a`; binary
+// ops may pass a third tensor `c` (never a scalar).
 ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpInfo& info,
                                  const TensorDesc& out, const EwOperand& a, const EwOperand& b,
-                                 Scalar alpha);
+                                 Scalar alpha, const TensorDesc* c = nullptr,
+                                 Scalar beta = Scalar::from_double(0.0),
+                                 Scalar gamma = Scalar::from_double(0.0));
 
 // `value` as the shaders decode it for compute dtype t: f32 bits for f32/f16/bf16 (opmath),
 // f64 bits, or int64 (bool as 0/1; floats truncate toward zero, saturating).

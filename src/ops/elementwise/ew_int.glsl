@@ -57,3 +57,19 @@ VAL ew_bnot(VAL x) {
   return ~x;
 #endif
 }
+
+// Euclid on magnitudes; lcm = |a / gcd * b| (0 when both are 0), as PyTorch computes them.
+VAL ew_gcd(VAL a, VAL b) {
+  a = abs(a);
+  b = abs(b);
+  while (a != VAL(0)) {
+    VAL t = a;
+    a = ew_ifmod(b, a);
+    b = t;
+  }
+  return b;
+}
+VAL ew_lcm(VAL a, VAL b) {
+  VAL g = ew_gcd(a, b);
+  return (g == VAL(0)) ? VAL(0) : abs(ew_idiv(a, g) * b);
+}

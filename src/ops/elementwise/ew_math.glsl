@@ -397,5 +397,7 @@ T ew_erfc(T x) {
 }
 
 #include "ew_math_ops.glsl"
+#include "ew_math_extra.glsl"
+#include "ew_math_special.glsl"
 
 #undef T

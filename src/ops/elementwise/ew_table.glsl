@@ -7,6 +7,11 @@
 #define NZ(v) ((v) != VAL(0))
 // Helpers shared by the float and integer expressions of a row.
 VAL ew_threshold(VAL grad, VAL x, VAL threshold) { return (x <= threshold) ? VAL(0) : grad; }
+// std::min(std::max(x, lo), hi): NaN in x propagates, lo > hi gives hi (hardtanh, clamp).
+VAL ew_clamp_scalar(VAL x, VAL lo, VAL hi) {
+  VAL r = (x < lo) ? lo : x;
+  return (hi < r) ? hi : r;
+}
 VAL ew_sign(VAL x) { return B(x > VAL(0)) - B(x < VAL(0)); }  // sign(NaN) = 0 as in PyTorch
 #define EW_OUT_SAME false
 #define EW_OUT_BOOL true

@@ -1,0 +1,92 @@
+// Special functions on vkml (lgamma, digamma, polygamma, erfinv, Bessel I0/I1 and their scaled
+// forms, ndtri, log_ndtr, erfcx, entr, sinc): elementwise rows of the "gamma", "bessel", "ndtr"
+// and "erf" groups. Integers and bool compute in the default float type, as on the CPU.
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "elementwise_bridge.h"
+
+namespace torch_vkml {
+
+namespace {
+
+using ew::Params;
+using ew::Promote;
+using vkml::ops::UnaryOp;
+
+// The CPU has no f16/bf16 kernel for ndtri, log_ndtr and erfcx (AT_DISPATCH_FLOATING_TYPES).
+template <UnaryOp kOp, bool kHalf>
+void check_dtype(const at::Tensor& x) {
+  if (kHalf) return;
+  at::ScalarType t = x.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kHalf && t != at::kBFloat16, "\"",
+                              vkml::ops::op_info(kOp).name.data(), "_cpu\" not implemented for '",
+                              c10::toString(t), "'");
+}
+
+template <UnaryOp kOp, bool kHalf>
+at::Tensor fn(const at::Tensor& x) {
+  check_dtype<kOp, kHalf>(x);
+  return ew::unary(kOp, Promote::kIntToFloat, x, {});
+}
+template <UnaryOp kOp, bool kHalf>
+at::Tensor& inplace(at::Tensor& x) {
+  check_dtype<kOp, kHalf>(x);
+  ew::unary(kOp, Promote::kIntToFloat, x, x, true);
+  return x;
+}
+template <UnaryOp kOp, bool kHalf>
+at::Tensor& out(const at::Tensor& x, at::Tensor& o) {
+  check_dtype<kOp, kHalf>(x);
+  ew::unary(kOp, Promote::kIntToFloat, x, o);
+  return o;
+}
+
+// polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (n! in double, as the CPU).
+Params polygamma_params(int64_t n) {
+  TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+  double factorial = std::exp(std::lgamma(static_cast<double>(n) + 1.0));
+  return {static_cast<double>(n), (n % 2 == 1 ? 1.0 : -1.0) * factorial};
+}
+at::Tensor polygamma(int64_t n, const at::Tensor& x) {
+  return ew::unary(UnaryOp::kPolygamma, Promote::kIntToFloat, x, {}, false, polygamma_params(n));
+}
+at::Tensor& polygamma_(at::Tensor& x, int64_t n) {
+  ew::unary(UnaryOp::kPolygamma, Promote::kIntToFloat, x, x, true, polygamma_params(n));
+  return x;
+}
+at::Tensor& polygamma_out(int64_t n, const at::Tensor& x, at::Tensor& o) {
+  ew::unary(UnaryOp::kPolygamma, Promote::kIntToFloat, x, o, false, polygamma_params(n));
+  return o;
+}
+
+}  // namespace
+
+#define VKML_SPECIAL3(name, op, half)          \
+  m.impl(name, fn<UnaryOp::op, half>);         \
+  m.impl(name "_", inplace<UnaryOp::op, half>); \
+  m.impl(name ".out", out<UnaryOp::op, half>);
+#define VKML_SPECIAL2(name, op, half)  \
+  m.impl(name, fn<UnaryOp::op, half>); \
+  m.impl(name ".out", out<UnaryOp::op, half>);
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  VKML_SPECIAL3("lgamma", kLgamma, true)
+  VKML_SPECIAL3("digamma", kDigamma, true)
+  VKML_SPECIAL3("erfinv", kErfinv, true)
+  VKML_SPECIAL3("i0", kI0, true)
+  VKML_SPECIAL3("sinc", kSinc, true)
+  VKML_SPECIAL2("special_i0e", kI0e, true)
+  VKML_SPECIAL2("special_i1", kI1, true)
+  VKML_SPECIAL2("special_i1e", kI1e, true)
+  VKML_SPECIAL2("special_entr", kEntr, true)
+  VKML_SPECIAL2("special_erfcx", kErfcx, false)
+  VKML_SPECIAL2("special_ndtri", kNdtri, false)
+  VKML_SPECIAL2("special_log_ndtr", kLogNdtr, false)
+  m.impl("polygamma", polygamma);
+  m.impl("polygamma_", polygamma_);
+  m.impl("polygamma.out", polygamma_out);
+}
+
+}  // namespace torch_vkml
