@@ -1,6 +1,9 @@
-"""Reductions, scans, sort and topk on 2^24-element tensors (float32 and int64) against the CPU:
-floats within a reduction's rounding (checked against a float64 reference), integers exactly,
-and every result bit-identical when run twice (no order-dependent accumulation)."""
+"""Reductions and scans on 2^24-element tensors (float32 and int64) against the CPU: floats within
+a reduction's rounding (checked against a float64 reference), integers exactly, and every result
+bit-identical when run twice (no order-dependent accumulation). Sort and topk run on 2^20 and 2^18
+elements (many global merge stages): the bitonic sort takes about 25 s per 2^20 elements on a
+loaded 2-core lavapipe, so 2^24 (about 500 s) does not fit a test run. Their results are compared
+exactly with the CPU's stable sort, which also makes them deterministic."""
 
 import pytest
 import torch
@@ -54,10 +57,13 @@ def test_large_float_reductions(data):
     assert twice(torch.argmax, fv).item() == f.argmax().item()
     var = twice(torch.var, fv)
     torch.testing.assert_close(var.double(), f64.var(), rtol=1e-5, atol=0)
-    # prod on values near 1, so the product stays finite.
-    small = 1 + f * 1e-4
-    prod = twice(torch.prod, small.to("vkml"))
-    torch.testing.assert_close(prod.double(), small.double().prod(), rtol=1e-4, atol=0)
+    # prod on +-1 with a few 2s and 0.5s: every partial product is exact, so any order of
+    # multiplication must give the CPU's bits (a chain of 2^24 float32 roundings would not).
+    u = torch.rand(N, generator=torch.Generator().manual_seed(25))
+    factors = torch.where(u < 2e-6, 2.0, torch.where(u > 1 - 1e-6, 0.5, 1.0))
+    factors = factors * torch.where(f > 1.5, -1.0, 1.0)
+    prod = twice(torch.prod, factors.to("vkml"))
+    assert prod.item() == factors.prod().item() == factors.double().prod().item()
     # cumsum: each prefix within the rounding of its running absolute sum.
     cs = twice(lambda t: torch.cumsum(t, 0), fv)
     exact = torch.cumsum(f64, 0)
@@ -78,11 +84,13 @@ def test_large_int_reductions(data):
 
 @pytest.mark.parametrize("which", ["float32", "int64"])
 def test_large_sort_and_topk(data, which):
-    x, xv = (data[0], data[1]) if which == "float32" else (data[2], data[3])
-    values, indices = twice(lambda t: torch.sort(t, stable=True), xv)
+    x = (data[0] if which == "float32" else data[2])[: 1 << 20]
+    values, indices = torch.sort(x.to("vkml"), stable=True)
     ev, ei = torch.sort(x, stable=True)
-    assert torch.equal(values, ev)
-    assert torch.equal(indices, ei)
-    tv, ti = twice(lambda t: torch.topk(t, 100), xv)
+    assert torch.equal(values.cpu(), ev)
+    assert torch.equal(indices.cpu(), ei)
+    x = x[: 1 << 18]
+    tv, ti = torch.topk(x.to("vkml"), 100)
+    tv, ti = tv.cpu(), ti.cpu()
     assert torch.equal(tv, torch.topk(x, 100).values)
     assert torch.equal(x[ti], tv)  # ties may pick other positions holding the same value
