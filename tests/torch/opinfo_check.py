@@ -80,10 +80,10 @@ def _fallback_reason(e: BaseException) -> str:
     return " ".join(msg.split())[:120]
 
 
-# Ops whose indices among equal values are unspecified (the CPU's default sort, topk and
-# kthvalue are not stable): (position of dim in the args, whether the op takes keepdim).
+# Ops whose indices among equal values are unspecified (the CPU's default sort, topk, kthvalue
+# and mode are not stable): (position of dim in the args, whether the op takes keepdim).
 TIE_INDEX_OPS = {"sort": (0, False), "argsort": (0, False), "topk": (1, False),
-                 "kthvalue": (1, True)}
+                 "kthvalue": (1, True), "mode": (0, True)}
 
 
 def _values_at_indices(op, sample, actual, expected):
