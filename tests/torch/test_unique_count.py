@@ -21,7 +21,8 @@ def check_unique(x, **kw):
             # Which of several NaNs (each its own value) an element maps to is the CPU
             # sort's accident: the inverse must rebuild the input.
             dim = kw.get("dim")
-            got = actual[0].cpu()[a.cpu()] if dim is None else actual[0].cpu().index_select(dim, a.cpu())
+            values = actual[0].cpu()
+            got = values[a.cpu()] if dim is None else values.index_select(dim, a.cpu())
             same(got, x)
         else:
             same(a, e)
@@ -164,7 +165,8 @@ def test_histc(dtype):
     same(torch.histc(y.to("vkml"), bins=13, min=-1, max=3), torch.histc(y, bins=13, min=-1, max=3))
     # Values on the edges: the last bin includes the right edge.
     edges = torch.tensor([0.0, 0.25, 0.5, 1.0, 1.0, -0.0, 1.5, -0.5], dtype=dtype)
-    same(torch.histc(edges.to("vkml"), bins=4, min=0, max=1), torch.histc(edges, bins=4, min=0, max=1))
+    same(torch.histc(edges.to("vkml"), bins=4, min=0, max=1),
+         torch.histc(edges, bins=4, min=0, max=1))
     same(torch.histc(torch.full((5,), 3.0, dtype=dtype).to("vkml"), bins=4),
          torch.histc(torch.full((5,), 3.0, dtype=dtype), bins=4))
     same(torch.histc(x[:0].to("vkml"), bins=4), torch.histc(x[:0], bins=4))
