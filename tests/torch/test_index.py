@@ -125,6 +125,22 @@ def test_scatter_reduce(dtype, reduce, gen):
     )
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_mean_floors_negative_values(dtype, gen):
+    # scatter_reduce/index_reduce 'mean' on integers is a floor division, as on the CPU.
+    x = torch.randint(-9, 9, (5, 4), generator=gen).to(dtype)
+    src = torch.randint(-9, 9, (7, 4), generator=gen).to(dtype)
+    idx = torch.randint(0, 5, (7, 4), generator=gen)
+    for include_self in (True, False):
+        ref = x.scatter_reduce(0, idx, src, "mean", include_self=include_self)
+        got = x.to(V).scatter_reduce(0, idx.to(V), src.to(V), "mean", include_self=include_self)
+        assert_same(got, ref)
+        ref = x.index_reduce(0, idx[:, 0], src, "mean", include_self=include_self)
+        got = x.to(V).index_reduce(0, idx[:, 0].to(V), src.to(V), "mean",
+                                   include_self=include_self)
+        assert_same(got, ref)
+
+
 def test_scatter_add_float_duplicates_deterministic(gen):
     x = torch.zeros(3, 50)
     src = torch.randn(400, 50, generator=gen)

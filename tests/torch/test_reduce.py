@@ -328,6 +328,19 @@ def test_logcumsumexp():
     assert_matches(torch.logcumsumexp(d.to(VK), 1), torch.logcumsumexp(d, 1), 1e-12)
 
 
+def test_logcumsumexp_backward_matches_cpu():
+    # The backward subtracts two large exponentials: the forward must round like the CPU's
+    # (double accumulation) for the gradients to agree.
+    x = rand(5, 5, 5, seed=20) * 4
+    g = rand(5, 5, 5, seed=21)
+    for dim in (0, 1, 2):
+        cx = x.clone().requires_grad_()
+        vx = x.to(VK).requires_grad_()
+        (want,) = torch.autograd.grad(torch.logcumsumexp(cx, dim), cx, g)
+        (got,) = torch.autograd.grad(torch.logcumsumexp(vx, dim), vx, g.to(VK))
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_scans_of_scalars_and_empty():
     s = torch.tensor(2.5)
     assert_matches(s.to(VK).cumsum(0), s.cumsum(0))

@@ -251,3 +251,81 @@ def test_searchsorted_errors_and_promotion():
             case(bnd, q.double())
         with pytest.raises(cpu_err.type):
             case(bv, q.double().to("vkml"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mode(dtype):
+    # Few distinct values, so counts tie often: the smallest of the most frequent values wins.
+    # Its index is any of its occurrences on the CPU (an unstable sort): vkml gives the last.
+    g = torch.Generator().manual_seed(31)
+    base = torch.randint(-3, 4, (6, 41), generator=g)
+    x = base.bool() if dtype == torch.bool else (base.abs() if dtype == torch.uint8 else base)
+    x = x.to(dtype)  # no NaN: the CPU's sort breaks runs around NaNs unpredictably
+    for xc, dim in [(x, 1), (x, 0), (x.t(), 1), (x[:, 1::2], -1), (x[0], 0)]:
+        for keepdim in (False, True):
+            ev, ei = torch.mode(xc, dim, keepdim)
+            v, i = torch.mode(xc.to("vkml"), dim, keepdim)
+            same(v, ev)
+            idx = i.cpu() if keepdim else i.cpu().unsqueeze(dim)
+            same(xc.gather(dim, idx), ev if keepdim else ev.unsqueeze(dim))
+            hits = (xc.flip(dim) == v.cpu().view(idx.shape)).int()
+            last = xc.size(dim) - 1 - hits.argmax(dim, True)
+            same(idx, last)
+    same(torch.mode(x[0, 0].to("vkml"))[0], torch.mode(x[0, 0])[0])
+    ov = torch.empty(0, dtype=dtype, device="vkml")
+    oi = torch.empty(0, dtype=torch.long, device="vkml")
+    torch.mode(x.to("vkml"), 1, out=(ov, oi))
+    same(ov, torch.mode(x, 1)[0])
+    same(torch.mode(x[:0].to("vkml"), 1)[0], torch.mode(x[:0], 1)[0])
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != torch.bool])
+def test_median_and_nanmedian_whole(dtype):
+    for shape in [(7, 9), (8, 4), (3001,), (1,)]:
+        x = make(shape, dtype, seed=shape[0])
+        same(torch.median(x.to("vkml")), torch.median(x))
+        same(torch.nanmedian(x.to("vkml")), torch.nanmedian(x))
+        if x.dim() == 2:
+            same(torch.median(x.t().to("vkml")), torch.median(x.t()))
+    if dtype in FLOATS:
+        nan = float("nan")
+        for vals in ([nan, nan], [nan, 1.0, 2.0], [3.0, nan, 1.0, 2.0]):
+            x = torch.tensor(vals, dtype=dtype)
+            same(torch.median(x.to("vkml")), torch.median(x))
+            same(torch.nanmedian(x.to("vkml")), torch.nanmedian(x))
+        same(torch.median(torch.empty(0, dtype=dtype).to("vkml")),
+             torch.median(torch.empty(0, dtype=dtype)))
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != torch.bool])
+def test_nanmedian_dim(dtype):
+    x = make((6, 23), dtype, seed=33)
+    if dtype in FLOATS:
+        x[1] = float("nan")  # a line of NaNs only
+        x[2, :20] = float("nan")
+    for xc, dim in [(x, 1), (x, 0), (x.t(), 1), (x[:, ::2], -1)]:
+        for keepdim in (False, True):
+            ev, ei = torch.nanmedian(xc, dim, keepdim)
+            v, i = torch.nanmedian(xc.to("vkml"), dim, keepdim)
+            same(v, ev)
+            # Equal values may come from another position than the CPU's.
+            idx = i.cpu() if keepdim else i.cpu().unsqueeze(dim)
+            same(xc.gather(dim, idx), ev if keepdim else ev.unsqueeze(dim))
+    with pytest.raises(IndexError):
+        torch.nanmedian(x[:, :0].to("vkml"), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_quantile_nanquantile(dtype):
+    x = make((6, 29), dtype, seed=35, special=False)
+    x[2, ::3] = float("nan")
+    q = torch.tensor([0.0, 0.1, 0.5, 0.77, 1.0], dtype=dtype)
+    for fn in (torch.quantile, torch.nanquantile):
+        for interpolation in ("linear", "lower", "higher", "midpoint", "nearest"):
+            for dim, keepdim in [(None, False), (1, False), (0, True), (-1, True)]:
+                kw = dict(dim=dim, keepdim=keepdim, interpolation=interpolation)
+                e = fn(x, q, **kw)
+                torch.testing.assert_close(fn(x.to("vkml"), q.to("vkml"), **kw).cpu(), e,
+                                           equal_nan=True)
+                torch.testing.assert_close(fn(x.t().to("vkml"), 0.3, **kw).cpu(),
+                                           fn(x.t(), 0.3, **kw), equal_nan=True)

@@ -1,6 +1,6 @@
 // Reductions: sum, mean, prod, nansum, amax/amin, max/min (full and .dim), argmax/argmin,
-// all/any, aminmax, count_nonzero. Structured ops run PyTorch's own meta functions, so output
-// shapes, dtypes and errors are PyTorch's; the work is one vkml::ops::reduce call.
+// all/any, aminmax, count_nonzero, trace. Structured ops run PyTorch's own meta functions, so
+// output shapes, dtypes and errors are PyTorch's; the work is one vkml::ops::reduce call.
 #include <ATen/core/ATen_fwd.h>  // the per-op meta headers below need it first
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
@@ -361,6 +361,20 @@ at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   return result;
 }
 
+// trace: the sum of the main diagonal (a strided view), integers summed into int64.
+at::Tensor& trace_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  at::ScalarType dtype = at::native::get_dtype_from_self(self, std::nullopt, true);
+  return at::sum_out(out, self.diagonal(), at::IntArrayRef{}, false, dtype);
+}
+
+at::Tensor trace(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  at::ScalarType dtype = at::native::get_dtype_from_self(self, std::nullopt, true);
+  at::Tensor out = at::empty({}, self.options().dtype(dtype));
+  return trace_out(self, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -404,6 +418,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("any", any_all);
   m.impl("any.all_out", any_all_out);
   m.impl("count_nonzero.dim_IntList", count_nonzero_dims);
+  m.impl("trace", trace);
+  m.impl("trace.out", trace_out);
 }
 
 }  // namespace torch_vkml

@@ -1,5 +1,5 @@
-// ATen kernels of the sort family: sort (stable or not: always stable), topk, kthvalue, median,
-// searchsorted and bucketize.
+// ATen kernels of the sort family: sort (stable or not: always stable), topk, kthvalue, median
+// (per dim and whole), nanmedian, mode, searchsorted and bucketize.
 // argsort and msort are composite in PyTorch and reach sort.stable.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
@@ -7,6 +7,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -176,6 +177,115 @@ std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t di
   return {values, indices};
 }
 
+// ---- whole-tensor median, nanmedian, mode ---------------------------------------------------
+
+// median() / nanmedian() of the whole tensor: a 0-dim value; an empty tensor gives NaN as on
+// the CPU.
+at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan, const char* op) {
+  check_sortable(self, op);
+  at::Tensor result = at::empty({}, self.options());
+  if (self.numel() == 0) return result.fill_(std::numeric_limits<double>::quiet_NaN());
+  at::Tensor flat = self.reshape({-1});
+  if (ignore_nan && at::isFloatingType(self.scalar_type())) {
+    auto [values, indices] = at::nanmedian(flat, 0, false);
+    return result.copy_(values);
+  }
+  vkml::ops::SortSelection sel;
+  sel.start = (flat.numel() - 1) / 2;
+  sel.count = 1;
+  sel.nan_median = true;
+  at::Tensor index = at::empty({1}, self.options().dtype(at::kLong));
+  run_sort(flat, 0, sel, result.view({1}), index);
+  return result;
+}
+
+at::Tensor median_all(const at::Tensor& self) { return median_all_impl(self, false, "median"); }
+at::Tensor nanmedian_all(const at::Tensor& self) {
+  return median_all_impl(self, true, "nanmedian");
+}
+
+// nanmedian along a dim: the lower median of each line's non-NaN values (NaNs sort last), or
+// its first NaN when the line holds nothing else.
+std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_values(const at::Tensor& self, int64_t dim,
+                                                          bool keepdim, at::Tensor& values,
+                                                          at::Tensor& indices) {
+  check_sortable(self, "nanmedian");
+  if (!at::isFloatingType(self.scalar_type())) {
+    return median_dim_values(self, dim, keepdim, values, indices);
+  }
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK_INDEX(size > 0, "nanmedian() cannot compute median for a dimension of size 0 ",
+                    "because the operation does not have an identity");
+  check_out_dtypes(self, values, indices, "nanmedian");
+  at::Tensor x = self.dim() == 0 ? self.view({1}) : self;
+  int64_t d = self.dim() == 0 ? 0 : dim;
+  auto [sorted, order] = at::sort(x, /*stable=*/true, d, false);
+  at::Tensor real = at::logical_not(at::isnan(x)).sum(d, /*keepdim=*/true);
+  // (count - 1) / 2, with an all-NaN line taking position 0.
+  at::Tensor pos = at::bitwise_right_shift(real.sub_(1).clamp_min_(0), 1);
+  std::vector<int64_t> shape = selected_shape(self, dim, 1);
+  if (!keepdim && self.dim() > 0) shape.erase(shape.begin() + dim);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (self.numel() == 0) return {values, indices};
+  values.copy_(sorted.gather(d, pos).view(shape));
+  indices.copy_(order.gather(d, pos).view(shape));
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim,
+                                                 bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  nanmedian_dim_values(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+// mode: per line, the most frequent value (the smallest on ties) and the index of its last
+// occurrence. The stable sort puts each run of equal values together in index order; a run's
+// length so far is the distance to its start (a running max of the run starts), and the first
+// position holding the longest length ends the wanted run.
+std::tuple<at::Tensor&, at::Tensor&> mode_values(const at::Tensor& self, int64_t dim,
+                                                 bool keepdim, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  check_sortable(self, "mode");
+  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+  check_out_dtypes(self, values, indices, "mode");
+  int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK_INDEX(self.numel() == 0 || n > 0, "mode(): Expected reduction dim ", dim,
+                    " to have non-zero size.");
+  std::vector<int64_t> shape = selected_shape(self, dim, 1);
+  if (!keepdim && self.dim() > 0) shape.erase(shape.begin() + dim);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (self.numel() == 0) return {values, indices};
+  at::Tensor x = self.dim() == 0 ? self.view({1}) : self;
+  int64_t d = self.dim() == 0 ? 0 : dim;
+  auto [sorted, order] = at::sort(x, /*stable=*/true, d, false);
+  at::Tensor starts_here = at::empty(sorted.sizes(), self.options().dtype(at::kBool));
+  starts_here.narrow(d, 0, 1).fill_(true);
+  if (n > 1) {
+    at::Tensor rest = starts_here.narrow(d, 1, n - 1);
+    at::ne_out(rest, sorted.narrow(d, 1, n - 1), sorted.narrow(d, 0, n - 1));
+  }
+  std::vector<int64_t> line(x.dim(), 1);
+  line[d] = n;
+  at::Tensor pos = at::arange(n, self.options().dtype(at::kLong)).view(line).expand(x.sizes());
+  at::Tensor run_start = std::get<0>(at::cummax(at::mul(pos, starts_here), d));
+  at::Tensor best = at::argmax(at::sub(pos, run_start), d, /*keepdim=*/true);
+  values.copy_(sorted.gather(d, best).view(shape));
+  indices.copy_(order.gather(d, best).view(shape));
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  mode_values(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
 at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
                              bool right, std::optional<std::string_view> side,
                              const std::optional<at::Tensor>& sorter_opt, at::Tensor& out) {
@@ -255,6 +365,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue.values", kthvalue_values);
   m.impl("median.dim", median_dim);
   m.impl("median.dim_values", median_dim_values);
+  m.impl("median", median_all);
+  m.impl("nanmedian", nanmedian_all);
+  m.impl("nanmedian.dim", nanmedian_dim);
+  m.impl("nanmedian.dim_values", nanmedian_dim_values);
+  m.impl("mode", mode);
+  m.impl("mode.values", mode_values);
   m.impl("searchsorted.Tensor", searchsorted_tensor);
   m.impl("searchsorted.Tensor_out", searchsorted_out);
   m.impl("searchsorted.Scalar", searchsorted_scalar);

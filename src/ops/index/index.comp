@@ -119,9 +119,13 @@ VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
   if (mode == VKML_INDEX_DIV) {
     if (v == VAL(0)) return cur;
 #if defined(SRC_KIND_INT)
+    // floor, as div_(rounding_mode='floor'): one step down when the remainder is nonzero and
+    // of the divisor's opposite sign. (A form comparing the signs of cur and v came out as plain
+    // truncation in the int32 variant on lavapipe.)
     VAL q = cur / v;
-    // floor, as div_(rounding_mode='floor')
-    return (q * v != cur && ((cur < 0) != (v < 0))) ? q - 1 : q;
+    VAL r = cur - q * v;
+    if (r != VAL(0) && ((r < VAL(0)) != (v < VAL(0)))) q -= VAL(1);
+    return q;
 #else
     return cur / v;
 #endif

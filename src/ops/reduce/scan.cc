@@ -113,8 +113,11 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
                a.op == ScanOp::kLogCumSumExp)
                   ? a.compute
                   : src.dtype;
+  // logcumsumexp accumulates in double where the device has it, as PyTorch's CPU kernel does
+  // (acc_type<float> is double there): its backward cancels, and magnifies float32 rounding.
   bool touches_f64 = src.dtype == DType::kF64 || vdt == DType::kF64 ||
-                     a.out0.dtype == DType::kF64;
+                     a.out0.dtype == DType::kF64 ||
+                     (a.op == ScanOp::kLogCumSumExp && dev.caps().fp64_math);
   std::string shader = variant_name("scan", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || nlines > kInt31 || len > kInt31;
   uint32_t spec[] = {kWorkgroup,
