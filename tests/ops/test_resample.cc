@@ -191,4 +191,37 @@ TEST_F(ResampleTest, Im2ColCol2Im) {
   expect_close(iout.read(dev()), back, 1e-6, 1e-6, "col2im");
 }
 
+TEST_F(ResampleTest, MaxUnpoolLastWins) {
+  DevTensor self(dev(), DType::kF32, {1, 1, 1, 4}), idx(dev(), DType::kI64, {1, 1, 1, 4});
+  DevTensor out(dev(), DType::kF32, {1, 1, 1, 5});
+  self.upload(dev(), {1, 2, 3, 4});
+  idx.upload(dev(), {0, 2, 0, 3});
+  ops::max_unpool(dev(), out.d, self.d, idx.d);
+  expect_close(out.read(dev()), {3, 0, 2, 4, 0}, 0, 0, "max_unpool");
+}
+
+TEST_F(ResampleTest, EmbeddingBag) {
+  // bags {0, 2}, {}, {1, 3, 3} over a 4x2 weight
+  DevTensor w(dev(), DType::kF32, {4, 2}), ix(dev(), DType::kI64, {5}), off(dev(), DType::kI64, {3});
+  auto wv = w.upload(dev(), {1, -1, 2, 5, -3, 4, 0.5, -2});
+  ix.upload(dev(), {0, 2, 1, 3, 3});
+  off.upload(dev(), {0, 2, 2});
+  DevTensor out(dev(), DType::kF32, {3, 2}), o2b(dev(), DType::kI64, {5}),
+      bs(dev(), DType::kI64, {3}), mi(dev(), DType::kI64, {3, 2});
+  auto row = [&](int r, int d) { return wv[r * 2 + d]; };
+  ops::embedding_bag(dev(), ops::EmbeddingBagMode::kSum, out.d, o2b.d, bs.d, nullptr, w.d, ix.d,
+                     off.d, nullptr, -1);
+  expect_close(out.read(dev()),
+               {row(0, 0) + row(2, 0), row(0, 1) + row(2, 1), 0, 0,
+                row(1, 0) + 2 * row(3, 0), row(1, 1) + 2 * row(3, 1)},
+               1e-6, 1e-6, "embedding_bag sum");
+  expect_close(o2b.read(dev()), {0, 0, 2, 2, 2}, 0, 0, "offset2bag");
+  expect_close(bs.read(dev()), {2, 0, 3}, 0, 0, "bag_size");
+  ops::embedding_bag(dev(), ops::EmbeddingBagMode::kMax, out.d, o2b.d, bs.d, &mi.d, w.d, ix.d,
+                     off.d, nullptr, 3);  // padding_idx 3
+  expect_close(out.read(dev()), {1, 4, 0, 0, 2, 5}, 0, 0, "embedding_bag max");
+  expect_close(mi.read(dev()), {0, 2, -1, -1, 1, 1}, 0, 0, "max_indices");
+  expect_close(bs.read(dev()), {2, 0, 1}, 0, 0, "bag_size with padding");
+}
+
 }  // namespace vkml::testing

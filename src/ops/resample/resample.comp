@@ -34,8 +34,16 @@ ACC linear_scale(ResampleParams p, int k) {
 #endif
 }
 
-// Taps of output position o along dim k: count, input indices and weights.
-int taps(ResampleParams p, int k, int64_t o, out int64_t idx[4], out ACC w[4]) {
+// A weight rounded to f16/bf16 (code wdt): the CPU keeps interpolation weights in the data type.
+ACC round_weight(ACC v, uint wdt) {
+  if (wdt == NN_F16) return ACC(float(float16_t(float(v))));
+  if (wdt == NN_BF16) return ACC(bf16_to_float(float_to_bf16(float(v))));
+  return v;
+}
+
+// Taps of output position o along dim k: count, input indices and weights (linear and cubic
+// weights rounded to dtype wdt, as the CPU's forward does).
+int taps(ResampleParams p, int k, int64_t o, uint wdt, out int64_t idx[4], out ACC w[4]) {
   int64_t in_size = p.a_size[k], out_size = p.b_size[k];
   w[0] = ACC(1);
   if (p.mode == RESAMPLE_PAD_REFLECT) {
@@ -76,8 +84,8 @@ int taps(ResampleParams p, int k, int64_t o, out int64_t idx[4], out ACC w[4]) {
     ACC l1 = clamp(real - ACC(i0), ACC(0), ACC(1));
     idx[0] = i0;
     idx[1] = i0 + (i0 < in_size - 1 ? 1 : 0);
-    w[0] = ACC(1) - l1;
-    w[1] = l1;
+    w[1] = round_weight(l1, wdt);
+    w[0] = round_weight(ACC(1) - w[1], wdt);
     return 2;
   }
   // Cubic convolution (A = -0.75) over 4 taps, indices clamped to the input.
@@ -90,7 +98,10 @@ int taps(ResampleParams p, int k, int64_t o, out int64_t idx[4], out ACC w[4]) {
   w[1] = ((A + ACC(2)) * t - (A + ACC(3))) * t * t + ACC(1);
   w[2] = ((A + ACC(2)) * x2 - (A + ACC(3))) * x2 * x2 + ACC(1);
   w[3] = ((A * x3 - ACC(5) * A) * x3 + ACC(8) * A) * x3 - ACC(4) * A;
-  for (int j = 0; j < 4; ++j) idx[j] = clamp(i0 - 1 + int64_t(j), 0l, in_size - 1);
+  for (int j = 0; j < 4; ++j) {
+    idx[j] = clamp(i0 - 1 + int64_t(j), 0l, in_size - 1);
+    w[j] = round_weight(w[j], wdt);
+  }
   return 4;
 }
 
@@ -122,9 +133,9 @@ void main() {
     for (int k = 0; k < 3; ++k) b_off += o[k] * p.b_strides[k];
     int64_t id[4], ih[4], iw[4];
     ACC wd[4], wh[4], ww[4];
-    int nd = taps(p, 0, o[0], id, wd);
-    int nh = taps(p, 1, o[1], ih, wh);
-    int nw = taps(p, 2, o[2], iw, ww);
+    int nd = taps(p, 0, o[0], p.a_dtype, id, wd);
+    int nh = taps(p, 1, o[1], p.a_dtype, ih, wh);
+    int nw = taps(p, 2, o[2], p.a_dtype, iw, ww);
     if (p.raw_bytes != 0u) {
       raw_copy(p.a, a_off + id[0] * p.a_strides[0] + ih[0] * p.a_strides[1] +
                         iw[0] * p.a_strides[2], p.b, b_off, p.raw_bytes);
@@ -137,6 +148,7 @@ void main() {
         ACC acch = ACC(0);
         int64_t row = a_off + id[d] * p.a_strides[0] + ih[h] * p.a_strides[1];
         for (int w = 0; w < nw; ++w) acch += ww[w] * nn_load(p.a, row + iw[w] * p.a_strides[2], p.a_dtype);
+        if (p.round_rows != 0u) acch = round_weight(acch, p.a_dtype);
         accd += wh[h] * acch;
       }
       acc += wd[d] * accd;
@@ -150,7 +162,7 @@ void main() {
 void tap_bounds(ResampleParams p, int k, int64_t o, out int64_t lo, out int64_t hi) {
   int64_t idx[4];
   ACC w[4];
-  int n = taps(p, k, o, idx, w);
+  int n = taps(p, k, o, NN_F32, idx, w);
   lo = idx[0];
   hi = idx[n - 1];
 }
@@ -203,7 +215,7 @@ void candidates(ResampleParams p, int k, int64_t i, out int64_t lo, out int64_t 
 ACC weight_of(ResampleParams p, int k, int64_t o, int64_t i, out bool hit) {
   int64_t idx[4];
   ACC w[4];
-  int n = taps(p, k, o, idx, w);
+  int n = taps(p, k, o, NN_F32, idx, w);
   ACC s = ACC(0);
   hit = false;
   for (int j = 0; j < n; ++j) {
