@@ -1,6 +1,6 @@
 """embedding_bag on vkml against float64 CPU: sum/mean/max, offsets with empty bags,
 include_last_offset, per_sample_weights, padding_idx, 2-D input, int32 indices, weight and
-per_sample_weights gradients, scale_grad_by_freq, and bad-index errors."""
+per_sample_weights gradients, scale_grad_by_freq, bad-index errors; embedding's max_norm renormalisation."""
 
 import pytest
 import torch
@@ -96,3 +96,17 @@ def test_embedding_bag_errors(fallback):
             torch.tensor([1, 2], device="vkml"), w, torch.tensor([0], device="vkml"), mode="max",
             per_sample_weights=torch.ones(2, device="vkml"),
         )
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_embedding_max_norm(dtype, gen, fallback):
+    """embedding(max_norm=...) renormalises the looked-up rows in place (embedding_renorm_)."""
+    w = randn((8, 5), dtype, gen, scale=2)
+    idx = torch.tensor([[1, 3, 3], [7, 0, 1]])
+    for norm_type in [2.0, 1.0]:
+        wv, wr = w.to("vkml"), w.double()
+        with only_native():
+            out = F.embedding(idx.to("vkml"), wv, max_norm=1.5, norm_type=norm_type)
+        ref = F.embedding(idx, wr, max_norm=1.5, norm_type=norm_type)
+        assert_close_to_ref(out, ref, scale=4)
+        assert_close_to_ref(wv, wr, scale=4)  # rows 1, 3, 7, 0 renormalised, others untouched

@@ -5,6 +5,9 @@
 // (VKML_CHECK_INDICES=0 skips it).
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/embedding_dense_backward.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
@@ -139,6 +142,30 @@ at::Tensor per_sample_weights_backward(const at::Tensor& grad, const at::Tensor&
   return result;
 }
 
+// embedding(max_norm=...)'s in-place renormalisation: every row named by indices whose p-norm
+// exceeds max_norm is scaled by max_norm / (norm + 1e-7). Rows are gathered per occurrence and
+// written back with index_copy_: duplicates write identical values, so no unique() (and no host
+// sync) is needed.
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type) {
+  auto self_arg = at::TensorArg(self, "self", 1);
+  auto indices_arg = at::TensorArg(indices, "indices", 2);
+  at::checkDim("embedding_renorm_", self_arg, 2);
+  at::checkScalarTypes("embedding_renorm_", indices_arg, {at::kLong, at::kInt});
+  nn::check_floating(self, "embedding_renorm_cpu_");
+  nn::check_on_device(self, indices, "embedding_renorm_", "indices");
+  if (indices.numel() == 0 || self.size(1) == 0) return self;
+  at::Tensor flat = indices.reshape({-1});
+  // f16/bf16 rows are renormalised in float (the CPU's opmath), then rounded back.
+  auto compute = self.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  at::Tensor rows = self.index_select(0, flat).to(compute);
+  at::Tensor norms = at::linalg_vector_norm(rows, norm_type, {1}, true);
+  at::Tensor scale = at::where(norms.gt(max_norm), norms.add(1e-7).reciprocal().mul(max_norm),
+                               at::ones_like(norms));
+  self.index_copy_(0, flat, rows.mul(scale).to(self.scalar_type()));
+  return self;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -147,6 +174,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_embedding_bag_backward", backward);
   m.impl("_embedding_bag_dense_backward", dense_backward);
   m.impl("_embedding_bag_per_sample_weights_backward", per_sample_weights_backward);
+  m.impl("embedding_renorm_", embedding_renorm_);
 }
 
 }  // namespace torch_vkml
