@@ -88,13 +88,12 @@ ResampleParams make_params(const ResampleSpec& spec, const TensorDesc& a, const 
       throw InvalidArgument(std::string("vkml: ") + op + ": empty input dims");
     }
   }
-  // The CPU's bilinear 2-D on f16/bf16 runs two separable passes (W, then H) through a tensor of
-  // the data type unless the input is channels-last; rounding row sums the same way matches it.
-  bool channels_last = lead >= 1 && a.strides[lead - 1] == 1 && a.sizes[lead - 1] > 1;
-  p.round_rows = !backward && spec.mode == ResampleMode::kLinear && spatial_dims == 2 &&
-                         (a.dtype == DType::kF16 || a.dtype == DType::kBF16) && !channels_last
-                     ? 1
-                     : 0;
+  // The CPU's generic upsampling kernel stores linear/cubic weights in the data type (f16/bf16
+  // results then differ from float weights by an ulp); its bilinear 2-D kernel keeps them float.
+  bool weighted = spec.mode == ResampleMode::kCubic ||
+                  (spec.mode == ResampleMode::kLinear && spatial_dims != 2);
+  p.round_weights =
+      !backward && weighted && (a.dtype == DType::kF16 || a.dtype == DType::kBF16) ? 1 : 0;
   // Leading dims, coalesced over both sides.
   std::vector<int64_t> sizes(a.sizes.begin(), a.sizes.begin() + lead);
   std::vector<int64_t> as(a.strides.begin(), a.strides.begin() + lead);

@@ -42,7 +42,7 @@ ACC round_weight(ACC v, uint wdt) {
 }
 
 // Taps of output position o along dim k: count, input indices and weights (linear and cubic
-// weights rounded to dtype wdt, as the CPU's forward does).
+// weights rounded to dtype wdt: NN_F32 keeps them).
 int taps(ResampleParams p, int k, int64_t o, uint wdt, out int64_t idx[4], out ACC w[4]) {
   int64_t in_size = p.a_size[k], out_size = p.b_size[k];
   w[0] = ACC(1);
@@ -133,9 +133,10 @@ void main() {
     for (int k = 0; k < 3; ++k) b_off += o[k] * p.b_strides[k];
     int64_t id[4], ih[4], iw[4];
     ACC wd[4], wh[4], ww[4];
-    int nd = taps(p, 0, o[0], p.a_dtype, id, wd);
-    int nh = taps(p, 1, o[1], p.a_dtype, ih, wh);
-    int nw = taps(p, 2, o[2], p.a_dtype, iw, ww);
+    uint wdt = p.round_weights != 0u ? p.a_dtype : NN_F32;
+    int nd = taps(p, 0, o[0], wdt, id, wd);
+    int nh = taps(p, 1, o[1], wdt, ih, wh);
+    int nw = taps(p, 2, o[2], wdt, iw, ww);
     if (p.raw_bytes != 0u) {
       raw_copy(p.a, a_off + id[0] * p.a_strides[0] + ih[0] * p.a_strides[1] +
                         iw[0] * p.a_strides[2], p.b, b_off, p.raw_bytes);
@@ -148,7 +149,6 @@ void main() {
         ACC acch = ACC(0);
         int64_t row = a_off + id[d] * p.a_strides[0] + ih[h] * p.a_strides[1];
         for (int w = 0; w < nw; ++w) acch += ww[w] * nn_load(p.a, row + iw[w] * p.a_strides[2], p.a_dtype);
-        if (p.round_rows != 0u) acch = round_weight(acch, p.a_dtype);
         accd += wh[h] * acch;
       }
       acc += wd[d] * accd;

@@ -47,8 +47,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Res
   uint32_t a_dtype;
   uint32_t b_dtype;
   uint32_t raw_bytes;  // forward of one-tap modes: copy elements of this size bit for bit (0: math)
-  uint32_t round_rows;  // forward: round each row's partial sum to the data type (CPU's separable
-                       // bilinear for f16/bf16 rounds between its horizontal and vertical passes)
+  uint32_t round_weights;  // forward: round linear/cubic weights to the (f16/bf16) data type, as
+                          // the CPU's generic kernel keeps them (its bilinear 2-D does not)
 };
 #ifdef __cplusplus
 static_assert(sizeof(ResampleParams) ==
