@@ -6,6 +6,7 @@
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/embedding_dense_backward.h>
 #include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/full_like.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/empty.h>
@@ -159,9 +160,14 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
   // f16/bf16 rows are renormalised in float (the CPU's opmath), then rounded back.
   auto compute = self.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   at::Tensor rows = self.index_select(0, flat).to(compute);
-  at::Tensor norms = at::linalg_vector_norm(rows, norm_type, {1}, true);
-  at::Tensor scale = at::where(norms.gt(max_norm), norms.add(1e-7).reciprocal().mul(max_norm),
-                               at::ones_like(norms));
+  // The CPU takes each row's norm in the row's dtype (rounded to f16/bf16) before scaling.
+  at::Tensor norms =
+      at::linalg_vector_norm(rows, norm_type, {1}, true).to(self.scalar_type()).to(compute);
+  // ... and the scale too (row *= scale converts the scalar to the row's dtype).
+  at::Tensor scale = at::where(norms.gt(max_norm), at::full_like(norms, max_norm).div(norms.add(1e-7)),
+                               at::ones_like(norms))
+                         .to(self.scalar_type())
+                         .to(compute);
   self.index_copy_(0, flat, rows.mul(scale).to(self.scalar_type()));
   return self;
 }
