@@ -54,9 +54,11 @@ std::vector<int64_t> forward_sizes(ResampleMode mode, int n, const at::Tensor& s
               "Non-empty ", n + 2, "D data tensor expected but got a tensor with sizes ",
               self.sizes());
   auto t = self.scalar_type();
-  bool byte_ok = t == at::kByte && (mode == ResampleMode::kNearest ||
-                                    mode == ResampleMode::kNearestExact);
-  if (!byte_ok) nn::check_floating(self, mode_name(mode, n));
+  bool nearest = mode == ResampleMode::kNearest || mode == ResampleMode::kNearestExact;
+  // The CPU interpolates uint8 images with its own fixed-point rounding; vkml has no such kernel.
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kByte || nearest, "vkml: ", mode_name(mode, n),
+                              " has no uint8 kernel yet");
+  if (t != at::kByte) nn::check_floating(self, mode_name(mode, n));
   return full;
 }
 
