@@ -12,6 +12,7 @@ and on vkml from the same weights and prompt; the check is that both produce the
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import time
 from pathlib import Path
@@ -68,11 +69,11 @@ def main(argv: list[str] | None = None) -> dict:
     )
     ids, mask = enc["input_ids"], enc["attention_mask"]
 
-    cpu_tokens, cpu_time = generate(model, ids, mask, args.max_new_tokens, torch.device("cpu"))
-    model.to(dev)
-    generate(model, ids, mask, 2, dev)  # warm-up: pipelines compile on first use
+    dev_model = copy.deepcopy(model).to(dev)
+    generate(dev_model, ids, mask, 2, dev)  # warm-up: pipelines compile on first use
     torch_vkml.synchronize()
-    tokens, vkml_time = generate(model, ids, mask, args.max_new_tokens, dev)
+    tokens, vkml_time = generate(dev_model, ids, mask, args.max_new_tokens, dev)
+    cpu_tokens, cpu_time = generate(model, ids, mask, args.max_new_tokens, torch.device("cpu"))
 
     print(f"\nprompt: {args.prompt}")
     print(f"vkml: {tokenizer.decode(tokens, skip_special_tokens=True)!r}")

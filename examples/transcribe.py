@@ -17,6 +17,7 @@ native on vkml yet (aten::reflection_pad1d and aten::_fft_r2c have no vkml kerne
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     clips = recordings()[: args.clips]
     cpu_model = model
-    dev_model = whisper_ct2.load_whisper(model_dir, positions)[0].to(dev)
+    dev_model = copy.deepcopy(model).to(dev)
     ok, wers = True, []
     for path, reference in clips:
         audio = read_wav(path)

@@ -34,28 +34,8 @@ def example(name: str, *packages: str):
 
 def test_train_vit():
     vit = example("train_vit")
-    result = vit.main(
-        [
-            "--epochs",
-            "1",
-            "--max-steps",
-            "3",
-            "--batch-size",
-            "32",
-            "--train-size",
-            "96",
-            "--test-size",
-            "64",
-            "--dim",
-            "32",
-            "--depth",
-            "1",
-            "--heads",
-            "2",
-            "--cpu-steps",
-            "3",
-        ]
-    )
+    args = "--epochs 1 --max-steps 2 --batch-size 16 --train-size 32 --test-size 32 --dim 32"
+    result = vit.main([*args.split(), "--depth", "1", "--heads", "2", "--cpu-steps", "2"])
     assert result["max_rel_loss_diff"] <= 1e-3
     assert len(result["accuracies"]) == 1 and 0.0 <= result["accuracies"][0] <= 1.0
     assert result["fallbacks"] == {}
@@ -64,9 +44,7 @@ def test_train_vit():
 
 def test_amp_training():
     amp = example("amp_training")
-    result = amp.main(
-        ["--steps", "3", "--batch-size", "16", "--dim", "32", "--depth", "1", "--heads", "2"]
-    )
+    result = amp.main("--steps 3 --batch-size 8 --dim 32 --depth 1 --heads 2".split())
     assert result["deviation"]["fp16"] <= 0.02 and result["deviation"]["bf16"] <= 0.05
     assert all(len(v) == 3 for v in result["losses"].values())
     assert result["ok"]
@@ -104,7 +82,7 @@ def test_transcribe():
     if not transcribe.DATA.is_dir():
         pytest.skip("pocketsphinx-testdata is not installed (make examples-setup)")
     # The shortest recording ("ten of clubs", 1.1 s) in a 4 s encoder window (200 positions).
-    result = transcribe.main(["--clips", "1", "--window-seconds", "4", "--max-tokens", "16"])
+    result = transcribe.main(["--clips", "1", "--window-seconds", "4", "--max-tokens", "8"])
     assert result["ok"]
 
 
