@@ -29,7 +29,7 @@ CLANG_FORMAT ?= clang-format
 FORMAT_DIRS  := src include tests torch_vkml/csrc tools bench
 FORMAT_EXTS  := -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp'
 
-.PHONY: all setup build test demo bench format clean distclean device-toolchain opinfo FORCE
+.PHONY: all setup examples-setup build test demo bench format clean distclean device-toolchain opinfo FORCE
 
 all: build
 
@@ -40,6 +40,13 @@ $(STAMPS)/setup: scripts/setup.sh $(if $(wildcard $(VENV)/bin/python),,FORCE)
 	@mkdir -p $(STAMPS) && touch $@
 
 setup: $(STAMPS)/setup
+
+# Packages and data only the examples (and tests/torch/test_examples.py) use: a separate list in setup.sh.
+$(STAMPS)/examples-setup: scripts/setup.sh $(STAMPS)/setup
+	@bash scripts/setup.sh --examples
+	@touch $@
+
+examples-setup: $(STAMPS)/examples-setup
 
 # ---- build ------------------------------------------------------------------------------------------
 # Configure only once; afterwards ninja re-runs cmake by itself when a CMakeLists.txt changes.
@@ -52,7 +59,7 @@ build: $(STAMPS)/setup
 	@$(CMAKE) --build $(BUILD) -j$(JOBS)
 
 # ---- test -------------------------------------------------------------------------------------------
-test: build
+test: build examples-setup
 	@echo "== file sizes"
 	@$(PYTHON) scripts/check_file_sizes.py
 	@echo "== ctest"
@@ -70,7 +77,7 @@ soak: build
 	@$(TEST_ENV) $(PY_ENV) VKML_SOAK_STEPS=2000 $(PYTHON) -m pytest -q tests/torch/test_soak.py $(PYTEST_ARGS)
 
 # ---- demo / bench -----------------------------------------------------------------------------------
-demo: build
+demo: build examples-setup
 	@$(BUILD)/vkml-info
 	@if [ -f examples/demo.py ]; then \
 	  $(PY_ENV) $(PYTHON) examples/demo.py; \

