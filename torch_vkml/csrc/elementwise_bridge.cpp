@@ -18,8 +18,9 @@ at::ScalarType compute_type(Promote promote, at::ScalarType promoted, const char
     return c10::typeMetaToScalarType(c10::get_default_dtype());
   }
   if (promote == Promote::kIntegral) {
-    TORCH_CHECK(at::isIntegralType(promoted, /*includeBool=*/true), "\"", name,
-                "\" not implemented for '", c10::toString(promoted), "'");
+    // The CPU's dtype dispatch raises NotImplementedError for an unsupported dtype.
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(promoted, /*includeBool=*/true), "\"", name,
+                                "\" not implemented for '", c10::toString(promoted), "'");
   }
   if (promote == Promote::kFloating) {
     TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(promoted), "\"", name,
