@@ -1,6 +1,7 @@
 // CTC loss on vkml: _ctc_loss and _ctc_loss_backward (both length overloads). torch.ctc_loss /
 // F.ctc_loss decompose into these plus native elementwise ops and reductions. Lengths are host
 // values (as on the CPU and CUDA), checked here and uploaded as one small table per call.
+#include <vector>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
@@ -96,17 +97,22 @@ std::tuple<at::Tensor, at::Tensor> ctc_loss(const at::Tensor& log_probs, const a
   return {nll, log_alpha};
 }
 
-// The lengths of the Tensor overloads, read on the host as the CPU kernel does.
-at::Tensor host_lengths(const at::Tensor& t) { return t.to(at::kCPU, at::kLong).contiguous(); }
+// The lengths of the Tensor overloads, read on the host as the CPU kernel does (any strides).
+std::vector<int64_t> host_lengths(const at::Tensor& t) {
+  at::Tensor h = t.to(at::kCPU, at::kLong).reshape({-1});
+  auto a = h.accessor<int64_t, 1>();
+  std::vector<int64_t> v(static_cast<size_t>(h.size(0)));
+  for (int64_t i = 0; i < h.size(0); ++i) v[static_cast<size_t>(i)] = a[i];
+  return v;
+}
 
 std::tuple<at::Tensor, at::Tensor> ctc_loss_tensor(const at::Tensor& log_probs,
                                                    const at::Tensor& targets,
                                                    const at::Tensor& input_lengths,
                                                    const at::Tensor& target_lengths, int64_t blank,
                                                    bool zero_infinity) {
-  at::Tensor il = host_lengths(input_lengths), tl = host_lengths(target_lengths);
-  return ctc_loss(log_probs, targets, {il.data_ptr<int64_t>(), static_cast<size_t>(il.numel())},
-                  {tl.data_ptr<int64_t>(), static_cast<size_t>(tl.numel())}, blank,
+  std::vector<int64_t> il = host_lengths(input_lengths), tl = host_lengths(target_lengths);
+  return ctc_loss(log_probs, targets, {il.data(), il.size()}, {tl.data(), tl.size()}, blank,
                   zero_infinity);
 }
 
@@ -140,11 +146,9 @@ at::Tensor ctc_loss_backward_tensor(const at::Tensor& grad_out, const at::Tensor
                                     const at::Tensor& target_lengths, const at::Tensor& nll,
                                     const at::Tensor& log_alpha, int64_t blank,
                                     bool zero_infinity) {
-  at::Tensor il = host_lengths(input_lengths), tl = host_lengths(target_lengths);
-  return ctc_loss_backward(grad_out, log_probs, targets,
-                           {il.data_ptr<int64_t>(), static_cast<size_t>(il.numel())},
-                           {tl.data_ptr<int64_t>(), static_cast<size_t>(tl.numel())}, nll,
-                           log_alpha, blank, zero_infinity);
+  std::vector<int64_t> il = host_lengths(input_lengths), tl = host_lengths(target_lengths);
+  return ctc_loss_backward(grad_out, log_probs, targets, {il.data(), il.size()},
+                           {tl.data(), tl.size()}, nll, log_alpha, blank, zero_infinity);
 }
 
 }  // namespace

@@ -131,8 +131,11 @@ Triple unique_slices(const at::Tensor& self, int64_t dim, bool sort, const char*
   Groups g = consecutive_groups(rows);
   std::vector<int64_t> shape(moved.sizes().begin(), moved.sizes().end());
   shape[0] = g.num;
-  at::Tensor out =
-      rows.index_select(0, run_firsts(g)).view(shape).movedim(0, dim).contiguous();
+  // The result is a new dense tensor, as the CPU's: the groups laid out back along `dim`.
+  at::Tensor out = rows.index_select(0, run_firsts(g))
+                       .view(shape)
+                       .movedim(0, dim)
+                       .clone(at::MemoryFormat::Contiguous);
   at::Tensor inverse = sort ? empty_long(self, {n}).scatter_(0, perm, g.gid) : g.gid;
   return {out, inverse, run_counts(g)};
 }
