@@ -2,14 +2,14 @@
 # On the GPU machine, one lease: build against its torch, then the parts chosen by STEPS (default
 # all): gtest (C++ suites), gemm (torch.mm against cuBLAS), ddp (two ranks sharing the GPU),
 # pytest (the torch suite on the GPU), demo (Fashion-MNIST, full set), bench (ops and models
-# against CUDA). A short summary goes to stdout and $OUT/summary.txt, logs to $OUT.
+# against CUDA), vit (ViT-B/16 step at batch 256, then a batch sweep to OOM and recovery). A short summary goes to stdout and $OUT/summary.txt, logs to $OUT.
 set -uo pipefail
 unset LDFLAGS CXXFLAGS CFLAGS CC CXX  # /opt/gcc links libstdc++ statically: use the system g++
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
 export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export VKML_CACHE_DIR=/tmp/vkml-cache PYTHONPATH=$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-STEPS=${STEPS:-gtest gemm ddp pytest demo bench}
+STEPS=${STEPS:-gtest gemm ddp pytest demo bench vit}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 log() { echo "$*" | tee -a $OUT/summary.txt; }
 log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); torch $(python3 -c 'import torch; print(torch.__version__)')"
@@ -39,7 +39,7 @@ if has ddp; then
 fi
 if has pytest; then
   VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider tests/torch \
-    --ignore=tests/torch/test_opinfo.py ${PYTEST_ARGS:-} > $OUT/pytest.log 2>&1
+    --ignore=tests/torch/test_opinfo.py ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} > $OUT/pytest.log 2>&1
   log "pytest: $(tail -1 $OUT/pytest.log)"
   grep -E "^FAILED|^ERROR" $OUT/pytest.log | head -20
 fi
@@ -54,5 +54,9 @@ if has bench; then
   timeout ${OPS_TIMEOUT:-200} python3 bench/bench_ops.py --json $OUT/bench_ops.json ${BENCH_OPS_ARGS:-} > /tmp/bench_ops.log 2>&1
   tail -60 /tmp/bench_ops.log >> $OUT/summary.txt
   grep -E "^ +(memory|host|model)" /tmp/bench_ops.log /tmp/bench_models.log | head -30
+fi
+if has vit; then
+  VKML_FALLBACK=error timeout ${VIT_TIMEOUT:-240} python3 scripts/vit_memory_sweep.py > $OUT/vit_sweep.log 2>&1
+  log "vit sweep (rc $?):"; tail -6 $OUT/vit_sweep.log | tee -a $OUT/summary.txt
 fi
 log "total $((SECONDS - t0)) s"

@@ -146,6 +146,11 @@ vkml::ops::UnfoldWindow window(at::IntArrayRef k, at::IntArrayRef d, at::IntArra
   return w;
 }
 
+// Output positions of a sliding window (at::native's helper is missing before torch 2.13).
+int64_t sliding_windows(int64_t size, int64_t pad, int64_t dilation, int64_t kernel, int64_t stride) {
+  return (size + 2 * pad - (dilation * (kernel - 1) + 1)) / stride + 1;
+}
+
 void check_fold_dtype(const at::Tensor& t, const char* op) {
   auto s = t.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(s == at::kBool || s == at::kFloat || s == at::kHalf ||
@@ -161,8 +166,8 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRe
   check_fold_dtype(self, "im2col_out_cpu");
   bool batched = self.dim() == 4;
   at::Tensor image = batched ? self : self.unsqueeze(0);
-  int64_t oh = at::native::sliding_window_count(image.size(2), p[0], d[0], k[0], s[0]);
-  int64_t ow = at::native::sliding_window_count(image.size(3), p[1], d[1], k[1], s[1]);
+  int64_t oh = sliding_windows(image.size(2), p[0], d[0], k[0], s[0]);
+  int64_t ow = sliding_windows(image.size(3), p[1], d[1], k[1], s[1]);
   int64_t rows = image.size(1) * k[0] * k[1];
   std::vector<int64_t> sizes = {image.size(0), rows, oh * ow};
   if (!batched) sizes.erase(sizes.begin());
