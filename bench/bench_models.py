@@ -145,12 +145,28 @@ def time_one(make, device: str, kind: str, repeat: int) -> tuple[float, float | 
     return ms, loss
 
 
+def profile_kernels(args) -> None:
+    """Where each model's step goes on vkml: kernels timed alone (serialised), top N by GPU time."""
+    import torch_vkml
+
+    for name, make, _kind in selected(args):
+        step = make("vkml")
+        step()  # pipelines and caches
+        torch_vkml.synchronize()
+        with torch_vkml.profiler.profile() as prof:
+            step()
+            torch_vkml.synchronize()
+        print(f"== {name}\n{prof.table(args.profile)}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--small", action="store_true", help="reduced sizes (CPU-only machines)")
     ap.add_argument("--only", default="", help="comma-separated name prefixes")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--json", default="")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="only profile: one step per model, its N most expensive kernels")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     ref = reference_device()
@@ -161,6 +177,8 @@ def main() -> None:
     import torch_vkml
 
     args.small = args.small or cpu_device()
+    if args.profile:
+        return profile_kernels(args)
     refs = reference_timings(args, ref) if ref == "cuda" else {}
     print(f"models on {torch_vkml.device_name()} against {ref}")
     print(header(ref))

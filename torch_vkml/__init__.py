@@ -57,6 +57,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True, unsupported_dtype=_unsupported)
 
 from . import distributed  # noqa: E402,F401  (registers the "vkml" torch.distributed backend)
+from . import profiler  # noqa: E402,F401
 
 __all__ = [name for name in dir(vkml) if not name.startswith("_")]
 __version__ = "0.1.0"

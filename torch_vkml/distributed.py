@@ -372,8 +372,19 @@ class VkmlProcessGroup(ProcessGroup):
     def alltoall(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
+        # As one flat all_to_all_single: Gloo (torch 2.11) has no list form of alltoall.
         s = _Staging()
-        work = self._gloo.alltoall(s.outputs(outputs), s.inputs(inputs), opts or AllToAllOptions())
+        flat_in = torch.cat([t.reshape(-1) for t in s.inputs(inputs)])
+        flat_out = torch.empty(sum(t.numel() for t in outputs), dtype=flat_in.dtype)
+        offset = 0
+        for t in outputs:
+            s._writeback.append((t, flat_out[offset : offset + t.numel()]))
+            offset += t.numel()
+        s.keepalive.append(flat_in)
+        work = self._gloo.alltoall_base(
+            flat_out, flat_in, [t.numel() for t in outputs], [t.numel() for t in inputs],
+            opts or AllToAllOptions(),
+        )
         return _staged_work(work, s, outputs)
 
     # ---- point to point and barrier -----------------------------------------------------------

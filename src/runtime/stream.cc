@@ -7,6 +7,9 @@
 
 #include "hazard_tracker.h"
 #include "vkml/runtime.h"
+
+#include "kernel_profiler.h"
+#include "vkml/profiling.h"
 #include "vulkan_device.h"
 
 namespace vkml {
@@ -45,6 +48,7 @@ struct Stream::Impl {
   std::vector<HostBuffer> params_chunks;
   int params_index = -1;
   uint64_t params_offset = 0;
+  KernelProfiler profiler;
 
   Impl(Device& d, VulkanDevice& v) : dev(d), vk(v) {}
 
@@ -76,6 +80,7 @@ struct Stream::Impl {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VKML_VK_CHECK(vk::vkBeginCommandBuffer(current, &bi));
+    if (profiler.enabled()) profiler.begin_buffer(current);
     return current;
   }
 
@@ -122,6 +127,10 @@ struct Stream::Impl {
     current = VK_NULL_HANDLE;
     commands_in_current = 0;
     submitted = value;
+    if (profiler.enabled()) {  // the query pool is reused by the next buffer: read it now
+      wait(value);
+      profiler.collect(vk.device);
+    }
     return value;
   }
 
@@ -199,6 +208,10 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
   if (const char* b = std::getenv("VKML_BATCH_SIZE")) {
     impl_->batch_limit = std::max(1, std::atoi(b));
   }
+  const char* prof = std::getenv("VKML_PROFILE");
+  if (prof && std::atoi(prof) > 0 && device.caps().timestamps) {
+    impl_->profiler.enable(impl_->vk.device, impl_->batch_limit, device.caps().timestamp_period_ns);
+  }
 }
 
 Stream::~Stream() {
@@ -227,11 +240,17 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
   std::lock_guard<std::mutex> lock(mu_);
   VkCommandBuffer cb = impl_->begin();
   if (impl_->order(reads, writes)) barriers_++;
+  bool profiling = impl_->profiler.enabled();
+  if (profiling) {
+    impl_->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    impl_->profiler.before(cb, p.name);
+  }
   vk::vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reinterpret_cast<VkPipeline>(p.handle));
   if (push_bytes) {
     vk::vkCmdPushConstants(cb, impl_->vk.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   }
   vk::vkCmdDispatch(cb, gx, gy, gz);
+  if (profiling) impl_->profiler.after(cb);
   dispatches_++;
   impl_->after_command();
 }
@@ -374,6 +393,36 @@ uint64_t Stream::completed_value() {
 uint64_t Stream::pending_value() {
   std::lock_guard<std::mutex> lock(mu_);
   return impl_->current ? impl_->submitted + 1 : impl_->submitted;
+}
+
+struct StreamAccess {
+  static void set_profiling(Stream& s, bool on) {
+    std::lock_guard<std::mutex> lock(s.mu_);
+    auto& im = *s.impl_;
+    im.wait(im.submit(false));  // a recorded buffer's queries belong to the old setting
+    if (on && !im.dev.caps().timestamps) {
+      throw NotSupported("vkml: this device has no compute timestamps to profile with");
+    }
+    if (on) {
+      im.profiler.enable(im.vk.device, im.batch_limit, im.dev.caps().timestamp_period_ns);
+    } else {
+      im.profiler.disable(im.vk.device);
+    }
+  }
+  static std::map<std::string, KernelTime> kernel_times(Stream& s, bool reset) {
+    std::lock_guard<std::mutex> lock(s.mu_);
+    auto& im = *s.impl_;
+    im.wait(im.submit(false));
+    auto r = im.profiler.report();
+    if (reset) im.profiler.reset();
+    return r;
+  }
+};
+
+void set_profiling(Stream& stream, bool on) { StreamAccess::set_profiling(stream, on); }
+
+std::map<std::string, KernelTime> kernel_times(Stream& stream, bool reset) {
+  return StreamAccess::kernel_times(stream, reset);
 }
 
 uint32_t Stream::write_timestamp() {

@@ -1,5 +1,7 @@
 """The Python device API: torch.vkml, torch_vkml's torch-directml style functions, accelerator."""
 
+import math
+
 import pytest
 import torch
 
@@ -93,3 +95,21 @@ def test_directml_style_tutorial_code():
     assert torch_directml.device_count() >= 1
     assert torch_directml.gpu_memory(0)[0] >= 0
     assert torch.equal(b.cpu(), a)
+
+
+def test_kernel_profiler_counts_and_times_each_kernel():
+    x = torch.randn(33, 17, device="vkml")
+    w = torch.randn(17, 9, device="vkml")
+    with torch_vkml.profiler.profile() as prof:
+        for _ in range(3):
+            y = (x @ w).relu()
+        total = y.sum().item()
+    assert math.isfinite(total)
+    times = prof.times
+    assert sum(c for c, _ in times.values()) >= 7  # 3 GEMMs, 3 relus, the sum
+    assert any(name.startswith("gemm") and c == 3 for name, (c, _) in times.items()), times
+    assert all(ns >= 0 for _, ns in times.values())
+    assert "all kernels" in prof.table(5)
+    # Off again: nothing more is recorded.
+    (x + 1).sum().item()
+    assert torch_vkml.profiler.kernel_times() == {}

@@ -128,9 +128,11 @@ def test_arange_linspace_eye_every_dtype(dtype, gen):
     for start, end, steps in [(0, 10, 5), (-3, 7, 11), (2, 2, 1), (1, 9, 0), (0, 100, 7)]:
         got = torch.linspace(start, end, steps, dtype=dtype, device=V).cpu()
         ref = torch.linspace(start, end, steps, dtype=dtype)
-        torch.testing.assert_close(
-            got, ref, atol=0, rtol=0 if not dtype.is_floating_point else 1e-6
-        )
+        # Half types: the CPU's own rounding at a tie differs between torch versions (2.11 vs
+        # 2.13 at linspace(0, 100, 7)[4]), so one unit in the last place is allowed there.
+        half = dtype in (torch.float16, torch.bfloat16)
+        rtol = torch.finfo(dtype).eps if half else 1e-6 if dtype.is_floating_point else 0
+        torch.testing.assert_close(got, ref, atol=0, rtol=rtol)
     same(torch.eye(4, dtype=dtype, device=V), torch.eye(4, dtype=dtype))
     out = torch.empty(6, dtype=dtype, device=V)[::2]
     torch.arange(3, out=out)

@@ -5,6 +5,7 @@
 #include "bridge.h"
 #include "fallback.h"
 #include "generator.h"
+#include "vkml/profiling.h"
 
 namespace py = pybind11;
 
@@ -109,6 +110,16 @@ PYBIND11_MODULE(_C, m) {
     d["dispatches"] = s.dispatches_recorded();
     d["barriers"] = s.barriers_recorded();
     d["submits"] = s.submits();
+    return d;
+  });
+  m.def("set_profiling", [](int i, bool on) {
+    vkml::set_profiling(core_device(static_cast<c10::DeviceIndex>(i)).stream(), on);
+  });
+  m.def("kernel_times", [](int i, bool reset) {
+    py::dict d;
+    for (auto& [name, t] : vkml::kernel_times(core_device(static_cast<c10::DeviceIndex>(i)).stream(), reset)) {
+      d[py::str(name)] = py::make_tuple(t.count, t.total_ns);
+    }
     return d;
   });
 }
