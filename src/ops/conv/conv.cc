@@ -167,8 +167,25 @@ void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t 
       c.in_channels * volume(c.kernel, c.spatial) * nb * volume(c.out_size, c.spatial);
   p.work = static_cast<uint32_t>(items);
   const uint64_t bytes = static_cast<uint64_t>(items) * dtype_size(c.dtype);
-  launch(dev, "conv_im2col_u" + std::to_string(dtype_size(c.dtype) * 8), p, false, {range(x_chunk)},
-         {{col, bytes}});
+  const std::string bits = std::to_string(dtype_size(c.dtype) * 8);
+  // The row-wise kernel keeps spatial offsets in 32 bits: used when they fit (almost always).
+  int64_t spatial_span = 0;
+  for (int d = 2; d < 5; ++d) spatial_span += std::abs(p.x_strides[d]) * std::max<int64_t>(p.in_size[d - 2], 1);
+  if (spatial_span < (int64_t{1} << 31) && has_shader("conv_im2col_rows_u" + bits)) {
+    if (p.work == 0) return;
+    uint32_t spec[] = {kThreads};
+    const Pipeline& pipe = dev.pipeline("conv_im2col_rows_u" + bits, spec);
+    uint64_t addr = dev.stream().params(&p, sizeof(p));
+    const MemRange reads[] = {range(x_chunk)}, writes[] = {{col, bytes}};
+    const int64_t rows = c.in_channels * volume(c.kernel, c.spatial);
+    const int64_t cols = nb * volume(c.out_size, c.spatial);
+    const int64_t gx = (cols + kThreads * 4 - 1) / (kThreads * 4);
+    dev.stream().dispatch(pipe, static_cast<uint32_t>(std::min<int64_t>(gx, 65535)),
+                          static_cast<uint32_t>(std::min<int64_t>(rows, 65535)), 1, &addr,
+                          sizeof(addr), reads, writes);
+    return;
+  }
+  launch(dev, "conv_im2col_u" + bits, p, false, {range(x_chunk)}, {{col, bytes}});
 }
 
 bool is_pointwise(const ConvDesc& c) {

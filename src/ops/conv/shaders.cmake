@@ -3,6 +3,8 @@ set(_dir ${CMAKE_CURRENT_LIST_DIR})
 foreach(bits 16 32 64)
   vkml_shader(NAME conv_im2col_u${bits} SOURCE ${_dir}/conv_im2col.comp
               DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
+  vkml_shader(NAME conv_im2col_rows_u${bits} SOURCE ${_dir}/conv_im2col_rows.comp
+              DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
 endforeach()
 foreach(dt f32 f16 bf16 f64)
   string(TOUPPER ${dt} D)
