@@ -133,7 +133,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("renorm", renorm);
   m.impl("renorm.out", renorm_out);
   m.impl("renorm_", renorm_);
-  m.impl("embedding_renorm_", embedding_renorm_);
+}
+
+// PyTorch registers its CPU embedding_renorm_ for PrivateUse1 too, so ours replaces it. The
+// dispatcher warns on every import about that replacement; the registration runs at module
+// initialisation under a handler that drops that one message (others pass through).
+void register_embedding_renorm() {
+  struct QuietOverride : c10::WarningHandler {
+    c10::WarningHandler* next = c10::WarningUtils::get_warning_handler();
+    void process(const c10::Warning& w) override {
+      if (w.msg().find("Overriding a previously registered kernel") == std::string::npos) {
+        next->process(w);
+      }
+    }
+  };
+  static QuietOverride quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                            __LINE__);
+  lib.impl("embedding_renorm_", embedding_renorm_);
 }
 
 }  // namespace torch_vkml

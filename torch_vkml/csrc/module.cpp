@@ -70,9 +70,12 @@ py::dict memory_stats(int index) {
 
 }  // namespace
 
+void register_embedding_renorm();  // glu_renorm_ops.cpp
+
 }  // namespace torch_vkml
 
 PYBIND11_MODULE(_C, m) {
+  torch_vkml::register_embedding_renorm();
   using namespace torch_vkml;
   m.doc() = "vkml: PyTorch device on Vulkan compute";
   m.def("device_count", [] { return static_cast<int>(device_count()); });
