@@ -62,7 +62,8 @@ void main() {
         PU64(p.bounds + uint64_t(w) * 16ul).v = uint64_t(lo);
         PU64(p.bounds + uint64_t(w) * 16ul + 8ul).v = uint64_t(range);
         for (uint q = 0u; q < p.passes; ++q) {
-          if ((range >> (8u * q)) == KEY_T(0)) atomicAdd(PU32(p.skips + uint64_t(8u + q) * 4ul).v, 1u);
+          if ((range >> (8u * q)) != KEY_T(0)) continue;
+          atomicAdd(PU32(p.skips + uint64_t(8u + q) * 4ul).v, 1u);
         }
       }
     }
