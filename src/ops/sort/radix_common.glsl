@@ -1,18 +1,30 @@
 // Shared by the radix sort shaders: key width, ping-pong buffer choice, digits, a workgroup scan.
 #include "sort_common.glsl"
 
+// Pair layout. 64-bit keys: keys[i] and order[i] in two arrays. 32-bit keys travel with their
+// position in one 64-bit word of keys (position << 32 | key), so a pair moves in one access.
 #ifdef RADIX_KEY64
 #define KEY_T uint64_t
-#define PKEY PU64
+KEY_T load_key(uint64_t keys, uint64_t i) { return PU64(keys + i * 8ul).v; }
+void store_pair(uint64_t keys, uint64_t order, uint64_t i, KEY_T key, uint pos) {
+  PU64(keys + i * 8ul).v = key;
+  PU32(order + i * 4ul).v = pos;
+}
+void move_pair(uint64_t keys, uint64_t order, uint64_t from, uint64_t to_keys, uint64_t to_order,
+               uint64_t to) {
+  PU64(to_keys + to * 8ul).v = PU64(keys + from * 8ul).v;
+  PU32(to_order + to * 4ul).v = PU32(order + from * 4ul).v;
+}
 #else
 #define KEY_T uint
-#define PKEY PU32
-#endif
-#define KEY_BYTES uint64_t(RADIX_KEY_BYTES)
-#ifdef RADIX_KEY64
-#define RADIX_KEY_BYTES 8
-#else
-#define RADIX_KEY_BYTES 4
+KEY_T load_key(uint64_t keys, uint64_t i) { return uint(PU64(keys + i * 8ul).v); }
+void store_pair(uint64_t keys, uint64_t order, uint64_t i, KEY_T key, uint pos) {
+  PU64(keys + i * 8ul).v = (uint64_t(pos) << 32) | uint64_t(key);
+}
+void move_pair(uint64_t keys, uint64_t order, uint64_t from, uint64_t to_keys, uint64_t to_order,
+               uint64_t to) {
+  PU64(to_keys + to * 8ul).v = PU64(keys + from * 8ul).v;
+}
 #endif
 
 // Passes whose digit the key ranges show constant on every line skip even their histograms.

@@ -22,7 +22,7 @@ void main() {
     s_hist[t] = 0u;
     barrier();
     for (uint i = t; i < m; i += VKML_RADIX_THREADS) {
-      KEY_T key = PKEY(keys + uint64_t(base + int64_t(i)) * KEY_BYTES).v;
+      KEY_T key = load_key(keys, uint64_t(base + int64_t(i)));
       atomicAdd(s_hist[radix_digit(key, lo, p.pass)], 1u);
     }
     barrier();

@@ -23,7 +23,6 @@ void main() {
     if (p.descending != 0u) key = ~key & mask;
     // Median wants a NaN first (then it is the answer); real keys are never 0 after this.
     if (p.nan_first != 0u && key == mask) key = 0ul;
-    PKEY(p.keys + uint64_t(t) * KEY_BYTES).v = KEY_T(key);
-    PU32(p.order + uint64_t(t) * 4ul).v = uint(pos);
+    store_pair(p.keys, p.order, uint64_t(t), KEY_T(key), uint(pos));
   }
 }

@@ -41,7 +41,7 @@ void main() {
       int64_t begin = row * p.n + tile * int64_t(p.tile_len);
       int64_t end = row * p.n + min(p.n, (tile + 1) * int64_t(p.tile_len));
       for (int64_t i = begin + int64_t(t); i < end; i += VKML_RADIX_THREADS) {
-        KEY_T key = PKEY(p.keys + uint64_t(i) * KEY_BYTES).v;
+        KEY_T key = load_key(p.keys, uint64_t(i));
         lo = min(lo, key);
         hi = max(hi, key);
       }

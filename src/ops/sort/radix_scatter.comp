@@ -67,7 +67,7 @@ void main() {
     for (uint i = t; i < VKML_RADIX_TILE; i += VKML_RADIX_THREADS) {
       uint digit = 255u;
       if (i < m) {
-        digit = radix_digit(PKEY(src_keys + uint64_t(base + int64_t(i)) * KEY_BYTES).v, lo, p.pass);
+        digit = radix_digit(load_key(src_keys, uint64_t(base + int64_t(i))), lo, p.pass);
       }
       s_pack[i] = (digit << 16) | i;
     }
@@ -83,8 +83,7 @@ void main() {
       uint packed = s_pack[i], digit = packed >> 16;
       uint64_t from = uint64_t(base + int64_t(packed & 0xFFFFu));
       uint64_t to = uint64_t(line + int64_t(s_offset[digit] + (i - s_start[digit])));
-      PKEY(dst_keys + to * KEY_BYTES).v = PKEY(src_keys + from * KEY_BYTES).v;
-      PU32(dst_order + to * 4ul).v = PU32(src_order + from * 4ul).v;
+      move_pair(src_keys, src_order, from, dst_keys, dst_order, to);
     }
     barrier();  // shared memory is refilled by the next tile
   }

@@ -39,7 +39,7 @@ void main() {
 #ifdef STAGE_HIST
     for (uint d = 0u; d < 256u; ++d) slot[d] = 0u;
     for (int64_t i = line + begin; i < line + end; ++i) {
-      ++slot[radix_digit(PKEY(src_keys + uint64_t(i) * KEY_BYTES).v, lo, p.pass)];
+      ++slot[radix_digit(load_key(src_keys, uint64_t(i)), lo, p.pass)];
     }
     for (uint d = 0u; d < 256u; ++d) PU32(counts + uint64_t(d) * tile_stride).v = slot[d];
 #else
@@ -49,11 +49,17 @@ void main() {
       run += PU32(p.totals + uint64_t(row * 256 + int64_t(d)) * 4ul).v;
     }
     for (int64_t i = line + begin; i < line + end; ++i) {
-      KEY_T key = PKEY(src_keys + uint64_t(i) * KEY_BYTES).v;
+#ifdef RADIX_KEY64
+      KEY_T key = PU64(src_keys + uint64_t(i) * 8ul).v;
       uint d = radix_digit(key, lo, p.pass);
       uint64_t to = uint64_t(line + int64_t(slot[d]++));
-      PKEY(dst_keys + to * KEY_BYTES).v = key;
+      PU64(dst_keys + to * 8ul).v = key;
       PU32(dst_order + to * 4ul).v = PU32(src_order + uint64_t(i) * 4ul).v;
+#else
+      uint64_t pair = PU64(src_keys + uint64_t(i) * 8ul).v;  // one read and one write per pair
+      uint d = radix_digit(uint(pair), lo, p.pass);
+      PU64(dst_keys + uint64_t(line + int64_t(slot[d]++)) * 8ul).v = pair;
+#endif
     }
 #endif
   }

@@ -58,7 +58,9 @@ MemRange radix_sort(Device& dev, SortParams& p, DType dtype, std::span<const Mem
   bool serial = radix_serial(dev.caps());
   p.tile_len = serial ? VKML_RADIX_SERIAL_TILE : VKML_RADIX_TILE;
   p.tiles = (p.n + p.tile_len - 1) / p.tile_len;
-  uint64_t keys_bytes = align_up(total * p.key_bytes), order_bytes = align_up(total * 4);
+  // 32-bit keys share a 64-bit word with their position; 64-bit keys have a position array.
+  uint64_t keys_bytes = align_up(total * 8);
+  uint64_t order_bytes = p.key_bytes == 8 ? align_up(total * 4) : 0;
   uint64_t counts_bytes = align_up(static_cast<uint64_t>(p.rows * 256 * p.tiles) * 4);
   uint64_t totals_bytes = align_up(static_cast<uint64_t>(p.rows) * 256 * 4);
   uint64_t bounds_bytes = align_up(static_cast<uint64_t>(p.rows) * 16);

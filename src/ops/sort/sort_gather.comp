@@ -16,6 +16,12 @@ void copy_element(uint64_t dst, uint64_t src, uint bytes) {
   else PU64(dst).v = PU64(src).v;
 }
 
+// Key of pair i: 64-bit keys (bitonic, radix of 64-bit dtypes) or the low half of a radix pair.
+uint64_t read_key(SortParams p, uint64_t keys, uint64_t i) {
+  uint64_t word = PU64(keys + i * 8ul).v;
+  return p.key_bytes == 4u ? (word & 0xFFFFFFFFul) : word;
+}
+
 void store_bits(uint64_t dst, uint64_t bits, uint bytes) {
   if (bytes == 1u) PU8(dst).v = uint8_t(bits);
   else if (bytes == 2u) PU16(dst).v = uint16_t(bits);
@@ -56,11 +62,11 @@ void main() {
     split_index(t, p.out_count, p.rows, row, q);
     int64_t pos = p.out_start + q;
     // Median: a line whose first key is a NaN's (0 under nan_first) answers with that NaN.
-    if (p.nan_first != 0u) {
-      uint64_t first = keys + uint64_t(row * p.padded) * uint64_t(p.key_bytes);
-      if ((p.key_bytes == 4u ? uint64_t(PU32(first).v) : PU64(first).v) == 0ul) pos = 0;
-    }
-    uint from_pos = PU32(order + uint64_t(row * p.padded + pos) * 4ul).v;
+    if (p.nan_first != 0u && read_key(p, keys, uint64_t(row * p.padded)) == 0ul) pos = 0;
+    uint64_t at = uint64_t(row * p.padded + pos);
+    // 32-bit radix keys share a word with their position (radix_common.glsl).
+    uint from_pos = p.key_bytes == 4u ? uint(PU64(keys + at * 8ul).v >> 32)
+                                      : PU32(order + at * 4ul).v;
     int64_t in_off, val_off, idx_off;
     line_offsets(p, row, in_off, val_off, idx_off);
     uint64_t eb = uint64_t(p.elem_bytes);
@@ -69,8 +75,7 @@ void main() {
       uint64_t bits = 0ul;
       bool known = false;
       if (p.value_kind != VKML_SORT_VALUES_COPY) {
-        uint64_t at = keys + uint64_t(row * p.padded + pos) * uint64_t(p.key_bytes);
-        known = value_from_key(p, p.key_bytes == 4u ? uint64_t(PU32(at).v) : PU64(at).v, bits);
+        known = value_from_key(p, read_key(p, keys, at), bits);
       }
       if (known) {
         store_bits(dst, bits, p.elem_bytes);

@@ -53,7 +53,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Sor
   uint32_t j;
   // Radix sort (lines of at least kRadixMinLength): keys/order above are the first of two
   // ping-pong buffers, lines are n (not padded) pairs apart.
-  uint64_t keys_alt;   // second key buffer (uint32 or uint64 keys, key_bytes each)
+  uint64_t keys_alt;   // second key buffer (64-bit words: radix_common.glsl has the layout)
   uint64_t order_alt;  // second position buffer
   uint64_t counts;     // uint32 [rows][256][tiles]: digit counts per tile, then their prefix
   uint64_t totals;     // uint32 [rows][256]: digit counts per line
