@@ -1,7 +1,9 @@
 // Sort family: stable sorts against std::stable_sort for several dtypes, line lengths below and
-// above one shared-memory block, strided input, NaN ordering and selections (topk, median).
+// above one shared-memory block, strided input, NaN ordering and selections (topk, median); the
+// radix sort (forced on short lines too) with skipped constant digits and many tiles.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -32,11 +34,13 @@ std::vector<int64_t> reference_order(const std::vector<T>& line, bool descending
 }
 
 // Sorts rows x n (row-major) along dim 1 and checks values and indices exactly.
+// Values are integers in [lo, lo + span), times step.
 template <typename T>
-void check_sort(Device& dev, DType dt, int64_t rows, int64_t n, bool descending, uint32_t seed) {
+void check_sort(Device& dev, DType dt, int64_t rows, int64_t n, bool descending, uint32_t seed,
+                int lo = -10, int span = 21, int64_t step = 1) {
   std::mt19937 rng(seed);
   std::vector<T> host(rows * n);
-  for (auto& v : host) v = static_cast<T>(static_cast<int>(rng() % 21) - 10);
+  for (auto& v : host) v = static_cast<T>((static_cast<int>(rng() % span) + lo) * step);
   if constexpr (std::is_floating_point_v<T>) {
     for (int64_t i = 0; i < rows * n; i += 7) host[i] = std::numeric_limits<T>::quiet_NaN();
     for (int64_t i = 3; i < rows * n; i += 11) host[i] = -std::numeric_limits<T>::infinity();
@@ -61,7 +65,18 @@ void check_sort(Device& dev, DType dt, int64_t rows, int64_t n, bool descending,
   }
 }
 
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
 TEST_F(SortTest, FloatShortAndLongLines) {
+  ScopedEnv bitonic("VKML_SORT_RADIX_MIN", "1000000000");  // the global merge steps
   check_sort<float>(dev(), DType::kF32, 5, 37, false, 1);
   check_sort<float>(dev(), DType::kF32, 3, 2048, true, 2);
   check_sort<float>(dev(), DType::kF32, 2, 4500, false, 3);
@@ -69,10 +84,55 @@ TEST_F(SortTest, FloatShortAndLongLines) {
 }
 
 TEST_F(SortTest, IntegerAndDoubleLines) {
+  ScopedEnv bitonic("VKML_SORT_RADIX_MIN", "1000000000");
   check_sort<int32_t>(dev(), DType::kI32, 4, 100, false, 5);
   check_sort<int64_t>(dev(), DType::kI64, 4, 100, true, 6);
   check_sort<int8_t>(dev(), DType::kI8, 3, 333, false, 7);
   if (dev().caps().fp64_math) check_sort<double>(dev(), DType::kF64, 3, 77, true, 8);
+}
+
+// Both radix variants: shared-memory ranking (GPUs) and serial counting (CPU devices).
+constexpr const char* kRadixVariants[] = {"0", "1"};
+
+TEST_F(SortTest, RadixSortEveryKeyWidth) {
+  ScopedEnv force("VKML_SORT_RADIX_MIN", "1");
+  for (const char* serial : kRadixVariants) {
+    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", serial);
+    check_sort<float>(dev(), DType::kF32, 5, 37, false, 11);
+    check_sort<float>(dev(), DType::kF32, 3, 5000, true, 12);
+    check_sort<int8_t>(dev(), DType::kI8, 3, 4097, true, 13);
+    check_sort<uint8_t>(dev(), DType::kU8, 2, 3000, false, 14, 0, 250);
+    check_sort<int16_t>(dev(), DType::kI16, 2, 2500, true, 15, -300, 600);
+    check_sort<int32_t>(dev(), DType::kI32, 2, 9000, false, 16, -70000, 140000);
+    check_sort<int64_t>(dev(), DType::kI64, 2, 3000, true, 17);
+    if (dev().caps().fp64_math) check_sort<double>(dev(), DType::kF64, 2, 2500, false, 18);
+  }
+}
+
+TEST_F(SortTest, RadixSortSkipsConstantDigits) {
+  ScopedEnv force("VKML_SORT_RADIX_MIN", "1");
+  for (const char* serial : kRadixVariants) {
+    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", serial);
+    // Non-negative int64 below 1000: the six upper key bytes are constant on every line
+    // (skipped), so the result stays in the first buffer; int32 below 256: three skipped, the
+    // result is in the second.
+    check_sort<int64_t>(dev(), DType::kI64, 3, 4000, false, 21, 0, 1000);
+    check_sort<int32_t>(dev(), DType::kI32, 3, 4000, true, 22, 0, 256);
+    check_sort<int16_t>(dev(), DType::kI16, 2, 100, false, 23, 5, 1);  // every digit constant
+    // Multiples of 2^16: the two low digits are constant (found by the scan), the top one by
+    // the key range.
+    check_sort<int32_t>(dev(), DType::kI32, 2, 3000, false, 24, -3, 7, 65536);
+  }
+}
+
+TEST_F(SortTest, RadixSortManyTilesPerLine) {
+  // More than VKML_RADIX_SERIAL_TILES tiles per line: the digit scan runs one workgroup per digit.
+  {
+    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", "0");
+    check_sort<float>(dev(), DType::kF32, 2, 140000, false, 31);
+  }
+  ScopedEnv variant("VKML_SORT_RADIX_SERIAL", "1");
+  check_sort<float>(dev(), DType::kF32, 1, 70 * 8192 + 5, true, 32);
 }
 
 TEST_F(SortTest, StridedInputAndTopSelection) {

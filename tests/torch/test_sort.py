@@ -56,8 +56,9 @@ def test_sort_matches_cpu_stable(dtype, descending):
             same(i, ei)  # always stable, like CUDA's
 
 
-def test_sort_long_lines_cross_blocks():
-    # Lines longer than one shared-memory block (2048) take the global merge steps.
+def test_sort_long_lines_cross_blocks(monkeypatch):
+    # Lines longer than one shared-memory block (2048) take the bitonic global merge steps.
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", str(1 << 40))
     for n in (2049, 5000, 8192):
         x = make((2, n), torch.float32, seed=n)
         for desc in (False, True):
@@ -329,3 +330,95 @@ def test_quantile_nanquantile(dtype):
                                            equal_nan=True)
                 torch.testing.assert_close(fn(x.t().to("vkml"), 0.3, **kw).cpu(),
                                            fn(x.t(), 0.3, **kw), equal_nan=True)
+
+
+# ---- radix sort (long lines; VKML_SORT_RADIX_MIN sets the length from which it is used) -------
+
+RADIX_MIN = 1 << 13
+
+
+def check_sort_both(x, dim, descending):
+    ev, ei = torch.sort(x, dim=dim, descending=descending, stable=True)
+    for stable in (True, False):
+        v, i = torch.sort(x.to("vkml"), dim=dim, descending=descending, stable=stable)
+        same(v, ev)
+        same(i, ei)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_around_radix_threshold(dtype, descending, monkeypatch):
+    # RADIX_MIN - 1 takes the bitonic network, the others the radix sort (several tiles). The
+    # device's own threshold (2^10 on CPU devices, 2^15 on GPUs) is set here to one value.
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", str(RADIX_MIN))
+    for n in (RADIX_MIN - 1, RADIX_MIN, RADIX_MIN + 3):
+        check_sort_both(make((2, n), dtype, seed=n), 1, descending)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("serial", ["0", "1"])
+def test_radix_sort_forced_on_short_lines(dtype, serial, monkeypatch):
+    # Every line length, many rows, middle dims and single elements through the radix sort, in
+    # both variants (shared-memory ranking for GPUs, serial counting for CPU devices).
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", "1")
+    monkeypatch.setenv("VKML_SORT_RADIX_SERIAL", serial)
+    for shape, dim in [((7, 37), 1), ((5, 300), -1), ((3000,), 0), ((9, 6, 5), 1), ((1,), 0)]:
+        x = make(shape, dtype, seed=len(shape) + shape[0])
+        for descending in (False, True):
+            check_sort_both(x, dim, descending)
+
+
+def test_radix_sort_strided_batched_and_out(monkeypatch):
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", str(RADIX_MIN))
+    n = RADIX_MIN + 77
+    base = make((n, 6), torch.float32, seed=41)
+    xv = base.to("vkml")
+    # Transposed (lines with stride 6) and sliced (stride 2 along the line) inputs.
+    for view_cpu, view_v in [(base.t(), xv.t()), (base[::2, 1:4].t(), xv[::2, 1:4].t())]:
+        ev, ei = torch.sort(view_cpu, dim=1, descending=True, stable=True)
+        ov = torch.empty(ev.shape[::-1], device="vkml").t()
+        oi = torch.empty(ev.shape[::-1], dtype=torch.long, device="vkml").t()
+        torch.sort(view_v, dim=1, descending=True, stable=True, out=(ov, oi))
+        same(ov, ev)
+        same(oi, ei)
+    # Many rows at once, one of them constant (its digits are all skipped, the others are not).
+    rows = make((24, RADIX_MIN + 5), torch.int64, seed=42)
+    rows[3] = 17
+    check_sort_both(rows, 1, False)
+    expected = torch.argsort(rows, dim=1, stable=True)
+    same(torch.argsort(rows.to("vkml"), dim=1, stable=True), expected)
+    same(torch.msort(rows.t().to("vkml")), torch.msort(rows.t()))
+
+
+def test_radix_sort_many_tiles_and_small_ranges(monkeypatch):
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", str(RADIX_MIN))
+    # 70 tiles of 2048 on a line (the digit scan takes one workgroup per digit); small
+    # non-negative int64 skip their constant upper bytes.
+    x = make((140000,), torch.float32, seed=43)
+    check_sort_both(x, 0, False)
+    small = torch.randint(0, 1000, (2, 20000), generator=torch.Generator().manual_seed(44))
+    check_sort_both(small, 1, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64])
+def test_radix_selections(dtype, monkeypatch):
+    # topk, kthvalue and median (NaN first under median) on long lines take the radix sort too.
+    monkeypatch.setenv("VKML_SORT_RADIX_MIN", str(RADIX_MIN))
+    x = make((3, RADIX_MIN + 100), dtype, seed=45)
+    xv = x.to("vkml")
+    for largest in (True, False):
+        ev, _ = torch.topk(x, 50, dim=1, largest=largest)
+        v, i = torch.topk(xv, 50, dim=1, largest=largest)
+        same(v, ev)
+        same(torch.gather(x, 1, i.cpu()), ev)
+    ev, ei = torch.kthvalue(x, 1000, dim=1)
+    v, i = torch.kthvalue(xv, 1000, dim=1)
+    same(v, ev)
+    same(torch.gather(x, 1, i.cpu().view(3, 1)).view(3), ev)
+    y = x.clone()
+    if dtype.is_floating_point:
+        y[1] = torch.where(y[1].isnan(), 0, y[1])  # one line without NaN, the others with
+    ev, ei = torch.median(y, dim=1)
+    v, i = torch.median(y.to("vkml"), dim=1)
+    same(v, ev)
+    same(torch.gather(y, 1, i.cpu().view(3, 1)).view(3), ev)  # duplicates: any of their indices

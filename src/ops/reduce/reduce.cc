@@ -225,6 +225,11 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   bool touches_f64 = a.src.dtype == DType::kF64 || vdt == DType::kF64 ||
                      (a.out0.address && a.out0.dtype == DType::kF64) ||
                      (a.out1.address && a.out1.dtype == DType::kF64);
+  // A float product's relative rounding errors compound (2^24 factors near 1 drift by %):
+  // accumulate it in double where the device has fp64, rounding once at the end.
+  if (a.op == ReduceOp::kProd && acc_kind(vdt) == AccKind::kF32 && dev.caps().fp64_math) {
+    touches_f64 = true;
+  }
   std::string shader = variant_name("reduce", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || g.nout > kInt31 || g.nred > kInt31;
   uint32_t spec[] = {kWorkgroup,

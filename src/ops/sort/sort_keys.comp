@@ -11,7 +11,8 @@ layout(local_size_x_id = 0) in;
 void main() {
   SortParams p = pc.p;
   for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < p.total; t += VKML_GRID_STRIDE) {
-    int64_t row = t / p.padded, pos = t % p.padded;
+    int64_t row, pos;
+    split_index(t, p.padded, p.rows, row, pos);
     uint64_t key = kAllOnes;
     uint order = 0xFFFFFFFFu;
     if (pos < p.n) {

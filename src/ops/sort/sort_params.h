@@ -7,6 +7,17 @@
 #define VKML_SORT_MAX_DIMS 8
 #define VKML_SORT_THREADS 256
 #define VKML_SORT_BLOCK 2048  // pairs sorted in shared memory per workgroup (24 KiB)
+#define VKML_RADIX_THREADS 256  // one thread per digit value in the radix kernels
+#define VKML_RADIX_PER_THREAD 8
+#define VKML_RADIX_TILE 2048  // VKML_RADIX_THREADS * VKML_RADIX_PER_THREAD pairs ranked per group
+#define VKML_RADIX_SERIAL_TILES 64  // up to this many tiles per line, one thread scans a digit
+#define VKML_RADIX_SERIAL_TILE 8192  // pairs per invocation in the CPU devices' variant
+// How sort_gather writes values: copied from the input at the original position (bitonic keys),
+// or computed back from radix keys of unsigned ints / bool, signed ints, floats.
+#define VKML_SORT_VALUES_COPY 0
+#define VKML_SORT_VALUES_UNSIGNED 1
+#define VKML_SORT_VALUES_SIGNED 2
+#define VKML_SORT_VALUES_FLOAT 3
 
 #ifdef __cplusplus
 #include <cstddef>
@@ -40,13 +51,29 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Sor
   uint32_t nan_first;  // median: NaN keys sort first, and a line holding one yields that NaN
   uint32_t k;          // bitonic stage (merge width) and step distance for sort_step
   uint32_t j;
-  uint32_t pad0;
-  uint32_t pad1;
+  // Radix sort (lines of at least kRadixMinLength): keys/order above are the first of two
+  // ping-pong buffers, lines are n (not padded) pairs apart.
+  uint64_t keys_alt;   // second key buffer (64-bit words: radix_common.glsl has the layout)
+  uint64_t order_alt;  // second position buffer
+  uint64_t counts;     // uint32 [rows][256][tiles]: digit counts per tile, then their prefix
+  uint64_t totals;     // uint32 [rows][256]: digit counts per line
+  uint64_t skips;      // uint32 [16]: lines whose digit was constant (found by the scan), per
+                       // pass, then lines whose key range shows it constant (0: bitonic sort)
+  uint64_t bounds;     // uint64 [rows][2]: smallest key of each line and the keys' range
+  int64_t tiles;       // tiles of tile_len pairs per line
+  uint32_t pass;       // digit: bits [8 pass, 8 pass + 8) of the key
+  uint32_t passes;     // 8-bit digits in the key: the dtype's width / 8
+  uint32_t key_bytes;  // 4 (dtypes up to 32 bits) or 8
+  uint32_t tile_len;   // pairs per tile: VKML_RADIX_TILE, or VKML_RADIX_SERIAL_TILE (CPU devices)
+  uint32_t stage;       // radix_range: 0 per tile, 1 per line
+  uint32_t value_kind;  // VKML_SORT_VALUES_*: how sort_gather gets values
 };
 #ifdef __cplusplus
-static_assert(sizeof(SortParams) ==
-              4 * 8 + 4 * 8 * VKML_SORT_MAX_DIMS + 3 * 8 + 5 * 8 + 2 * 8 + 8 * 4);
+static_assert(sizeof(SortParams) == 4 * 8 + 4 * 8 * VKML_SORT_MAX_DIMS + 3 * 8 + 5 * 8 + 2 * 8 +
+                                        6 * 4 + 7 * 8 + 6 * 4);
 static_assert(offsetof(SortParams, ndim) == offsetof(SortParams, out_count) + 8);
+static_assert(offsetof(SortParams, keys_alt) == offsetof(SortParams, ndim) + 6 * 4);
+static_assert(offsetof(SortParams, pass) == offsetof(SortParams, keys_alt) + 7 * 8);
 }  // namespace vkml::ops
 #endif
 
