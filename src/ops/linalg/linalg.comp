@@ -1,0 +1,344 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Dense linear algebra on small batched matrices: one workgroup per matrix, working in place in
+// global memory (coherent pointers, a buffer barrier between dependent steps), so any size runs
+// without a shared-memory limit. Algorithms follow LAPACK's unblocked ones (getf2, trsm, potf2,
+// geqr2/larfg, org2r, orm2r), so pivots, info codes and Householder signs match the CPU.
+#include "vkml_common.glsl"
+#include "linalg_params.h"
+
+layout(local_size_x_id = 0) in;
+layout(push_constant) uniform Push { LinalgParams p; } pc;
+
+#include "nn_common.glsl"
+
+#ifdef VKML_USE_FP64
+#define T double
+layout(buffer_reference, scalar, buffer_reference_align = 8) coherent buffer CT { double v; };
+#define TSIZE 8ul
+#else
+#define T float
+layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer CT { float v; };
+#define TSIZE 4ul
+#endif
+layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer CI32 { int v; };
+
+// Element offsets of the current matrix in each tensor, and its row/column strides.
+int64_t ao, bo, xo, po, io;
+int64_t as0, as1, bs0, bs1, xs0, xs1, ps0;
+
+#define A(i, j) CT(p.a + uint64_t(ao + (i) * as0 + (j) * as1) * TSIZE).v
+#define B(i, j) CT(p.b + uint64_t(bo + (i) * bs0 + (j) * bs1) * TSIZE).v
+#define X(i, j) CT(p.x + uint64_t(xo + (i) * xs0 + (j) * xs1) * TSIZE).v
+#define PIV(i) CI32(p.piv + uint64_t(po + (i) * ps0) * 4ul).v
+#define TAU(i) CT(p.piv + uint64_t(po + (i) * ps0) * TSIZE).v
+
+shared T s_val[256];
+shared int s_idx[256];
+
+void sync() {
+  memoryBarrierBuffer();
+  barrier();
+}
+
+void locate(LinalgParams p, int64_t bi) {
+  ao = bo = xo = po = io = 0;
+  int64_t rem = bi;
+  for (int d = int(p.batch_ndim) - 1; d >= 0; --d) {
+    int64_t i = rem % p.batch_sizes[d];
+    rem /= p.batch_sizes[d];
+    ao += i * p.a_strides[d];
+    bo += i * p.b_strides[d];
+    xo += i * p.x_strides[d];
+    po += i * p.piv_strides[d];
+    io += i * p.info_strides[d];
+  }
+  const uint nb = p.batch_ndim;
+  as0 = p.a_strides[nb];
+  as1 = p.a_strides[nb + 1];
+  bs0 = p.b_strides[nb];
+  bs1 = p.b_strides[nb + 1];
+  xs0 = p.x_strides[nb];
+  xs1 = p.x_strides[nb + 1];
+  ps0 = p.piv_strides[nb];
+}
+
+bool has(LinalgParams p, uint f) { return (p.flags & f) != 0u; }
+
+// Row index of the largest |X(i, j)| for i in [j, m); ties go to the first (LAPACK's idamax).
+int64_t pivot_row(LinalgParams p, int64_t j) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  T best = T(-1);
+  int bi = -1;
+  for (int64_t i = j + t; i < p.m; i += W) {
+    T v = abs(X(i, j));
+    if (v > best) {
+      best = v;
+      bi = int(i);
+    }
+  }
+  s_val[t] = best;
+  s_idx[t] = bi;
+  barrier();
+  for (uint s = W / 2u; s > 0u; s >>= 1) {
+    if (t < s) {
+      T v = s_val[t + s];
+      int i = s_idx[t + s];
+      if (i >= 0 && (s_idx[t] < 0 || v > s_val[t] || (v == s_val[t] && i < s_idx[t]))) {
+        s_val[t] = v;
+        s_idx[t] = i;
+      }
+    }
+    barrier();
+  }
+  int r = s_idx[0];
+  barrier();
+  return r < 0 ? j : int64_t(r);  // all NaN: keep the diagonal
+}
+
+T wg_sum(T v) {
+  const uint t = gl_LocalInvocationID.x;
+  s_val[t] = v;
+  barrier();
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
+    if (t < s) s_val[t] += s_val[t + s];
+    barrier();
+  }
+  v = s_val[0];
+  barrier();
+  return v;
+}
+
+void lu(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t m = p.m, n = p.n, kmin = min(m, n);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < m * n; e += W) X(e / n, e % n) = A(e / n, e % n);
+  }
+  sync();
+  int info = 0;
+  for (int64_t j = 0; j < kmin; ++j) {
+    int64_t r = has(p, LINALG_PIVOT) ? pivot_row(p, j) : j;
+    T pv = X(r, j);
+    if (t == 0u) PIV(j) = int(r + 1);
+    if (pv == T(0)) {
+      if (info == 0) info = int(j + 1);
+      continue;  // LAPACK leaves a zero column unscaled
+    }
+    sync();  // every invocation read the pivot before the swap moves it
+    if (r != j) {
+      for (int64_t c = t; c < n; c += W) {
+        T tmp = X(j, c);
+        X(j, c) = X(r, c);
+        X(r, c) = tmp;
+      }
+      sync();
+    }
+    for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) / pv;
+    sync();
+    const int64_t rows = m - j - 1, cols = n - j - 1;
+    for (int64_t e = t; e < rows * cols; e += W) {
+      int64_t i = j + 1 + e / cols, c = j + 1 + e % cols;
+      X(i, c) -= X(i, j) * X(j, c);
+    }
+    sync();
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+// Left-side triangular solve: x (n x k) <- a^-1 x, column-oriented (one axpy step per row).
+void trsm(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n, k = p.k;
+  const bool upper = has(p, LINALG_UPPER), unit = has(p, LINALG_UNIT);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < n * k; e += W) X(e / k, e % k) = B(e / k, e % k);
+  }
+  sync();
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t j = upper ? n - 1 - s : s;
+    if (!unit) {
+      T d = A(j, j);
+      for (int64_t c = t; c < k; c += W) X(j, c) = X(j, c) / d;
+      sync();
+    }
+    const int64_t rows = n - 1 - s;  // rows still to update: below j (lower) or above (upper)
+    for (int64_t e = t; e < rows * k; e += W) {
+      int64_t i = (upper ? 0 : j + 1) + e / k, c = e % k;
+      X(i, c) -= A(i, j) * X(j, c);
+    }
+    sync();
+  }
+}
+
+// Row interchanges of x (n x k) by the m pivots, in order or undone last first.
+void permute(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const bool back = has(p, LINALG_BACKWARD);
+  for (int64_t c = t; c < p.k; c += W) {
+    for (int64_t s = 0; s < p.m; ++s) {
+      int64_t i = back ? p.m - 1 - s : s;
+      int64_t r = int64_t(PIV(i)) - 1;
+      if (r != i && r >= 0 && r < p.n) {
+        T tmp = X(i, c);
+        X(i, c) = X(r, c);
+        X(r, c) = tmp;
+      }
+    }
+  }
+}
+
+// Lower Cholesky factor of the lower triangle of a (upper triangle of x zeroed); info = order
+// of the first leading minor that is not positive definite.
+void cholesky(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  for (int64_t e = t; e < n * n; e += W) {
+    int64_t i = e / n, c = e % n;
+    if (c > i) {
+      X(i, c) = T(0);
+    } else if (has(p, LINALG_COPY)) {
+      X(i, c) = A(i, c);
+    }
+  }
+  sync();
+  int info = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T d = X(j, j);
+    if (!(d > T(0))) {
+      info = int(j + 1);
+      break;
+    }
+    d = sqrt(d);
+    sync();
+    if (t == 0u) X(j, j) = d;
+    for (int64_t i = j + 1 + t; i < n; i += W) X(i, j) = X(i, j) / d;
+    sync();
+    const int64_t r = n - j - 1;
+    for (int64_t e = t; e < r * r; e += W) {
+      int64_t i = j + 1 + e / r, c = j + 1 + e % r;
+      if (c <= i) X(i, c) -= X(i, j) * X(c, j);
+    }
+    sync();
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+// det (or sign and log|det|) of P L U from the factor x and the pivots, as the CPU forms it.
+void det(LinalgParams p) {
+  if (gl_LocalInvocationID.x != 0u) return;
+  const int64_t n = p.n;
+  T prod = T(1), sgn = T(1), logabs = T(0);
+  for (int64_t i = 0; i < n; ++i) {
+    T d = X(i, i);
+    if (PIV(i) != int(i + 1)) sgn = -sgn;
+    prod *= d;
+    sgn *= d > T(0) ? T(1) : (d < T(0) ? T(-1) : (d == T(0) ? T(0) : d));
+    logabs += nn_log(abs(d));
+  }
+  if (has(p, LINALG_SLOGDET)) {
+    A(0, 0) = sgn;
+    B(0, 0) = logabs;
+  } else {
+    bool odd = false;
+    for (int64_t i = 0; i < n; ++i) odd = odd != (PIV(i) != int(i + 1));
+    A(0, 0) = odd ? -prod : prod;
+  }
+}
+
+// x(j:m, c) <- H x(j:m, c) for H = I - tau v v^T, v = (1, a(j+1:m, j)), columns c in [c0, n).
+void apply_reflector(LinalgParams p, int64_t j, T tau, int64_t c0, bool v_in_x) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  if (tau == T(0)) return;
+  for (int64_t c = c0 + t; c < p.n; c += W) {
+    T w = X(j, c);
+    for (int64_t i = j + 1; i < p.m; ++i) w += (v_in_x ? X(i, j) : A(i, j)) * X(i, c);
+    w *= tau;
+    X(j, c) -= w;
+    for (int64_t i = j + 1; i < p.m; ++i) X(i, c) -= (v_in_x ? X(i, j) : A(i, j)) * w;
+  }
+}
+
+void geqrf(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t m = p.m, n = p.n, kmin = min(m, n);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < m * n; e += W) X(e / n, e % n) = A(e / n, e % n);
+  }
+  sync();
+  for (int64_t j = 0; j < kmin; ++j) {
+    T ss = T(0);
+    for (int64_t i = j + 1 + t; i < m; i += W) {
+      T v = X(i, j);
+      ss += v * v;
+    }
+    ss = wg_sum(ss);
+    T alpha = X(j, j);
+    T tau = T(0);
+    sync();
+    if (ss != T(0)) {  // dlarfg: otherwise H = I
+      T beta = sqrt(alpha * alpha + ss);
+      if (alpha >= T(0)) beta = -beta;
+      tau = (beta - alpha) / beta;
+      T scale = T(1) / (alpha - beta);
+      for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) * scale;
+      if (t == 0u) X(j, j) = beta;
+    }
+    if (t == 0u) TAU(j) = tau;
+    sync();
+    apply_reflector(p, j, tau, j + 1, true);
+    sync();
+  }
+}
+
+void orgqr(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  for (int64_t e = t; e < p.m * p.n; e += W) {
+    int64_t i = e / p.n, c = e % p.n;
+    X(i, c) = T(i == c ? 1 : 0);
+  }
+  sync();
+  for (int64_t j = p.k - 1; j >= 0; --j) {
+    apply_reflector(p, j, TAU(j), 0, false);
+    sync();
+  }
+}
+
+void ormqr(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < p.m * p.n; e += W) X(e / p.n, e % p.n) = B(e / p.n, e % p.n);
+  }
+  sync();
+  const bool transpose = has(p, LINALG_BACKWARD);  // Q^T = H_k ... H_1: H_1 applies first
+  for (int64_t s = 0; s < p.k; ++s) {
+    int64_t j = transpose ? s : p.k - 1 - s;
+    apply_reflector(p, j, TAU(j), 0, false);
+    sync();
+  }
+}
+
+void main() {
+  LinalgParams p = pc.p;
+  for (int64_t bi = nn_group_id(); bi < p.batch; bi += nn_group_count()) {
+    locate(p, bi);
+    if (p.mode == LINALG_LU) {
+      lu(p);
+    } else if (p.mode == LINALG_TRSM) {
+      trsm(p);
+    } else if (p.mode == LINALG_PERMUTE) {
+      permute(p);
+    } else if (p.mode == LINALG_CHOLESKY) {
+      cholesky(p);
+    } else if (p.mode == LINALG_DET) {
+      det(p);
+    } else if (p.mode == LINALG_GEQRF) {
+      geqrf(p);
+    } else if (p.mode == LINALG_ORGQR) {
+      orgqr(p);
+    } else if (p.mode == LINALG_ORMQR) {
+      ormqr(p);
+    }
+    sync();  // the next matrix reuses shared memory
+  }
+}
