@@ -51,4 +51,16 @@ void householder_product(Device& dev, const TensorDesc& q, const TensorDesc& ref
 void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& reflectors,
                        const TensorDesc& tau, const TensorDesc& c, bool transpose);
 
+// values [.., n] (ascending) and, when `vectors` is given, orthonormal eigenvectors [.., n, n]
+// (columns; each one's largest entry positive) of the symmetric matrix whose lower triangle is
+// in a [.., n, n]. Cyclic Jacobi. work [.., n, n] and rot [.., n + 1] are scratch.
+void symmetric_eigen(Device& dev, const TensorDesc& values, const TensorDesc* vectors,
+                     const TensorDesc& a, const TensorDesc& work, const TensorDesc& rot);
+
+// One-sided Jacobi SVD of a [.., m, n], m >= n: s [.., n] descending; u [.., m, n] receives U
+// when `v` [.., n, n] is given (V, not V^T), else serves as scratch. u may be a itself.
+// rot [.., n + 1] is scratch. Columns of U for zero singular values are left zero.
+void svd_jacobi(Device& dev, const TensorDesc& s, const TensorDesc& u, const TensorDesc* v,
+                const TensorDesc& a, const TensorDesc& rot);
+
 }  // namespace vkml::ops

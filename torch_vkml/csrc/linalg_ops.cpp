@@ -10,6 +10,8 @@
 #include <ATen/ops/_cholesky_solve_helper_native.h>
 #include <ATen/ops/_linalg_check_errors.h>
 #include <ATen/ops/_linalg_det.h>
+#include <ATen/ops/_linalg_eigh.h>
+#include <ATen/ops/_linalg_svd.h>
 #include <ATen/ops/_linalg_slogdet.h>
 #include <ATen/ops/_linalg_solve_ex.h>
 #include <ATen/ops/empty.h>
@@ -150,7 +152,7 @@ at::Tensor lu_solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Te
   return lu_solve_out(LU, pivots, B, left, adjoint, result);
 }
 
-// As the CPU: factor A^T when A is row-major (det and the solve are the same), then solve.
+// As the CPU: factor A itself (its autograd formula solves with the saved LU), then solve.
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> solve_ex_out(
     const at::Tensor& A, const at::Tensor& B, bool left, bool check_errors, at::Tensor& result,
     at::Tensor& LU, at::Tensor& pivots, at::Tensor& info) {
@@ -159,13 +161,12 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> solve_ex_out(
   fit_out(LU, mLU, A);
   fit_out(pivots, mp, A);
   fit_out(info, mi, A);
-  const bool use_A_T = A.is_contiguous();
-  at::linalg_lu_factor_ex_out(LU, pivots, info, use_A_T ? A.mT() : A);
+  at::linalg_lu_factor_ex_out(LU, pivots, info, A);
   if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", A.dim() == 2);
   const bool vector_case = at::native::linalg_solve_is_vector_rhs(LU, B);
   at::Tensor result_ = vector_case ? result.unsqueeze(-1) : result;
   at::Tensor B_ = vector_case ? B.unsqueeze(-1) : B;
-  at::linalg_lu_solve_out(result_, LU, pivots, B_, left, use_A_T);
+  at::linalg_lu_solve_out(result_, LU, pivots, B_, left, /*adjoint=*/false);
   return {result, LU, pivots, info};
 }
 
@@ -400,6 +401,22 @@ std::tuple<at::Tensor, at::Tensor> cholesky_ex(const at::Tensor& A, bool upper,
   return {L, info};
 }
 
+// The legacy torch.cholesky: linalg's factor, raising on a non-positive-definite input.
+at::Tensor legacy_cholesky(const at::Tensor& self, bool upper) {
+  auto [L, info] = cholesky_ex(self, upper, false);
+  at::_linalg_check_errors(info, "cholesky", self.dim() == 2);
+  return L;
+}
+
+at::Tensor& legacy_cholesky_out(const at::Tensor& self, bool upper, at::Tensor& out) {
+  at::native::checkSameDevice("cholesky", out, self);
+  at::native::checkLinalgCompatibleDtype("cholesky", out, self);
+  at::Tensor L = legacy_cholesky(self, upper);
+  at::native::resize_output(out, L.sizes());
+  out.copy_(L);
+  return out;
+}
+
 // x <- (F F^T)^-1 x for lower F, or (F^T F)^-1 x for upper F (F with x's batch dims).
 void cholesky_solve_in_place(const at::Tensor& x, const at::Tensor& F, bool upper) {
   if (x.numel() == 0) return;
@@ -576,6 +593,100 @@ std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& A, c10::string_view mode
   return {Q, R};
 }
 
+// ---- symmetric eigen and SVD (Jacobi) -------------------------------------------------------
+
+std::vector<int64_t> with_tail(std::vector<int64_t> batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> eigh_out(const at::Tensor& A, c10::string_view uplo,
+                                              bool compute_v, at::Tensor& values,
+                                              at::Tensor& vectors) {
+  auto [mw, mv] = at::_linalg_eigh(meta(A), uplo, compute_v);
+  fit_out(values, mw, A);
+  fit_out(vectors, mv, A);
+  check_linalg_dtype(A, "linalg_eigh");
+  const int64_t n = A.size(-1);
+  if (values.numel() == 0) return {values, vectors};
+  auto batch = batch_of(A, 2);
+  at::Tensor work = at::empty(A.sizes(), A.options());
+  at::Tensor rot = at::empty(with_tail(batch, {n + 1}), A.options());
+  // The upper triangle of A is the lower triangle of A^T.
+  at::Tensor src = (uplo == "U" || uplo == "u") ? A.mT() : A;
+  run(A, [&](vkml::Device& d) {
+    TensorDesc v = compute_v ? to_desc(vectors) : TensorDesc{};
+    vkml::ops::symmetric_eigen(d, to_desc(values), compute_v ? &v : nullptr, to_desc(src),
+                               to_desc(work), to_desc(rot));
+  });
+  return {values, vectors};
+}
+
+std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view uplo,
+                                        bool compute_v) {
+  auto [mw, mv] = at::_linalg_eigh(meta(A), uplo, compute_v);
+  at::Tensor w = like_meta(mw, A), v = like_meta(mv, A);
+  eigh_out(A, uplo, compute_v, w, v);
+  return {w, v};
+}
+
+// A = U S V^T through the SVD of the tall one of A and A^T (A^T = V S U^T); full_matrices
+// completes the tall factor's basis with the trailing columns of a complete QR of its first k.
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svd_out(const at::Tensor& A, bool full_matrices,
+                                                          bool compute_uv,
+                                                          std::optional<c10::string_view> driver,
+                                                          at::Tensor& U, at::Tensor& S,
+                                                          at::Tensor& Vh) {
+  auto [mU, mS, mVh] = at::_linalg_svd(meta(A), full_matrices, compute_uv, driver);
+  fit_out(U, mU, A);
+  fit_out(S, mS, A);
+  fit_out(Vh, mVh, A);
+  check_linalg_dtype(A, "linalg_svd");
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  if (A.numel() == 0) {
+    if (compute_uv && full_matrices) {
+      for (at::Tensor* t : {&U, &Vh}) {
+        if (t->numel() == 0) continue;
+        t->zero_();
+        t->diagonal(0, -2, -1).fill_(1.);
+      }
+    }
+    return {U, S, Vh};
+  }
+  const bool tall = m >= n;
+  const int64_t p = tall ? m : n;
+  at::Tensor At = tall ? A : A.mT();
+  auto batch = batch_of(A, 2);
+  at::Tensor Uk, Vk;
+  if (compute_uv) {
+    Uk = tall ? U.narrow(-1, 0, k) : Vh.narrow(-2, 0, k).mT();
+    Vk = tall ? Vh.mT() : U;
+  } else {
+    Uk = at::empty(with_tail(batch, {p, k}), A.options());
+  }
+  at::Tensor rot = at::empty(with_tail(batch, {k + 1}), A.options());
+  run(A, [&](vkml::Device& d) {
+    TensorDesc v = compute_uv ? to_desc(Vk) : TensorDesc{};
+    vkml::ops::svd_jacobi(d, to_desc(S), to_desc(Uk), compute_uv ? &v : nullptr, to_desc(At),
+                          to_desc(rot));
+  });
+  if (compute_uv && full_matrices && p > k) {
+    at::Tensor Q = std::get<0>(at::linalg_qr(Uk, "complete"));
+    at::Tensor full = tall ? U : Vh.mT();
+    full.narrow(-1, k, p - k).copy_(Q.narrow(-1, k, p - k));
+  }
+  return {U, S, Vh};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> svd(const at::Tensor& A, bool full_matrices,
+                                                   bool compute_uv,
+                                                   std::optional<c10::string_view> driver) {
+  auto [mU, mS, mVh] = at::_linalg_svd(meta(A), full_matrices, compute_uv, driver);
+  at::Tensor U = like_meta(mU, A), S = like_meta(mS, A), Vh = like_meta(mVh, A);
+  svd_out(A, full_matrices, compute_uv, driver, U, S, Vh);
+  return {U, S, Vh};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -601,6 +712,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triangular_solve.X", triangular_solve_out);
   m.impl("linalg_cholesky_ex", cholesky_ex);
   m.impl("linalg_cholesky_ex.L", cholesky_ex_out);
+  m.impl("cholesky", legacy_cholesky);
+  m.impl("cholesky.out", legacy_cholesky_out);
   m.impl("_cholesky_solve_helper", cholesky_solve_helper);
   m.impl("cholesky_inverse", cholesky_inverse);
   m.impl("cholesky_inverse.out", cholesky_inverse_out);
@@ -612,6 +725,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("ormqr.out", ormqr_out);
   m.impl("linalg_qr", qr);
   m.impl("linalg_qr.out", qr_out);
+  m.impl("_linalg_eigh", eigh);
+  m.impl("_linalg_eigh.eigenvalues", eigh_out);
+  m.impl("_linalg_svd", svd);
+  m.impl("_linalg_svd.U", svd_out);
 }
 
 }  // namespace torch_vkml

@@ -78,7 +78,7 @@ int64_t rows(const TensorDesc& t) { return t.sizes[t.ndim() - 2]; }
 int64_t cols(const TensorDesc& t) { return t.sizes[t.ndim() - 1]; }
 
 void record(Device& dev, LinalgParams& q, int64_t work, std::vector<const TensorDesc*> reads,
-            std::vector<const TensorDesc*> writes) {
+            std::vector<const TensorDesc*> writes, const char* shader = "linalg") {
   if (q.batch == 0) return;
   std::vector<const TensorDesc*> all = reads;
   all.insert(all.end(), writes.begin(), writes.end());
@@ -94,7 +94,8 @@ void record(Device& dev, LinalgParams& q, int64_t work, std::vector<const Tensor
   for (const TensorDesc* t : reads) r.push_back(nn::range_of(*t));
   for (const TensorDesc* t : writes) w.push_back(nn::range_of(*t));
   const uint32_t wg = nn::workgroup_for(work, 256);
-  nn::dispatch_groups(dev, fp64 ? "linalg_f64" : "linalg", wg, q.batch, &q, sizeof(q), r, w);
+  nn::dispatch_groups(dev, std::string(shader) + (fp64 ? "_f64" : ""), wg, q.batch, &q, sizeof(q),
+                      r, w);
 }
 
 void check_same_dtype(const TensorDesc& a, const TensorDesc& b, const char* op) {
@@ -343,6 +344,85 @@ void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& refle
   q.mode = LINALG_ORMQR;
   q.flags = (transpose ? LINALG_BACKWARD : 0u) | (same_view(c, x) ? 0u : LINALG_COPY);
   record(dev, q, q.n, {&reflectors, &tau, &c}, {&x});
+}
+
+void symmetric_eigen(Device& dev, const TensorDesc& values, const TensorDesc* vectors,
+                     const TensorDesc& a, const TensorDesc& work, const TensorDesc& rot) {
+  const char* op = "symmetric_eigen";
+  check_float(a, op);
+  check_square(a, op);
+  for (const TensorDesc* t : {&values, &work, &rot}) check_same_dtype(a, *t, op);
+  LinalgParams q{};
+  set_batch(q, a, Kind::kMatrix,
+            {{&a, Kind::kMatrix, q.a_strides},
+             {&work, Kind::kMatrix, q.x_strides},
+             {&values, Kind::kVector, q.piv_strides},
+             {&rot, Kind::kVector, q.info_strides}},
+            op);
+  q.m = q.n = rows(a);
+  if (rows(work) != q.n || cols(values) != q.n || cols(rot) < q.n + 1) {
+    throw InvalidArgument(std::string("vkml: symmetric_eigen: shapes do not fit: ") +
+                          a.describe() + ", " + values.describe() + ", " + rot.describe());
+  }
+  if (vectors) {
+    check_same_dtype(a, *vectors, op);
+    set_batch(q, a, Kind::kMatrix, {{vectors, Kind::kMatrix, q.b_strides}}, op);
+    if (rows(*vectors) != q.n || cols(*vectors) != q.n) {
+      throw InvalidArgument("vkml: symmetric_eigen: eigenvectors " + vectors->describe() +
+                            " do not fit " + a.describe());
+    }
+    q.b = vectors->address;
+    q.flags = LINALG_VECTORS;
+  }
+  if (q.n == 0) return;
+  q.a = a.address;
+  q.x = work.address;
+  q.piv = values.address;
+  q.info = rot.address;
+  q.mode = LINALG_EIGH;
+  std::vector<const TensorDesc*> writes = {&values, &work, &rot};
+  if (vectors) writes.push_back(vectors);
+  record(dev, q, q.n * q.n, {&a}, writes, "linalg_jacobi");
+}
+
+void svd_jacobi(Device& dev, const TensorDesc& s, const TensorDesc& u, const TensorDesc* v,
+                const TensorDesc& a, const TensorDesc& rot) {
+  const char* op = "svd_jacobi";
+  check_float(a, op);
+  for (const TensorDesc* t : {&s, &u, &rot}) check_same_dtype(a, *t, op);
+  LinalgParams q{};
+  set_batch(q, a, Kind::kMatrix,
+            {{&a, Kind::kMatrix, q.a_strides},
+             {&u, Kind::kMatrix, q.x_strides},
+             {&s, Kind::kVector, q.piv_strides},
+             {&rot, Kind::kVector, q.info_strides}},
+            op);
+  q.m = rows(a);
+  q.n = cols(a);
+  if (q.m < q.n || rows(u) != q.m || cols(u) != q.n || cols(s) != q.n || cols(rot) < q.n + 1) {
+    throw InvalidArgument(std::string("vkml: svd_jacobi: shapes do not fit (m >= n needed): ") +
+                          a.describe() + ", " + u.describe() + ", " + s.describe());
+  }
+  if (v) {
+    check_same_dtype(a, *v, op);
+    set_batch(q, a, Kind::kMatrix, {{v, Kind::kMatrix, q.b_strides}}, op);
+    if (rows(*v) != q.n || cols(*v) != q.n) {
+      throw InvalidArgument("vkml: svd_jacobi: V " + v->describe() + " does not fit " +
+                            a.describe());
+    }
+    q.b = v->address;
+    q.flags = LINALG_VECTORS;
+  }
+  if (q.n == 0) return;
+  q.a = a.address;
+  q.x = u.address;
+  q.piv = s.address;
+  q.info = rot.address;
+  q.mode = LINALG_SVD;
+  q.flags |= same_view(a, u) ? 0u : LINALG_COPY;
+  std::vector<const TensorDesc*> writes = {&s, &u, &rot};
+  if (v) writes.push_back(v);
+  record(dev, q, std::max(q.m, q.n) * ((q.n + 1) / 2), {&a}, writes, "linalg_jacobi");
 }
 
 }  // namespace vkml::ops

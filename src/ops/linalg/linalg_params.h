@@ -16,6 +16,9 @@
 #define LINALG_GEQRF 5u       // x = Householder QR of a (m x n) in LAPACK's form, tau
 #define LINALG_ORGQR 6u       // x (m x n) = first n columns of H_1 ... H_k (reflectors in a)
 #define LINALG_ORMQR 7u       // x (m x k) = Q x or Q^T x, reflectors in a (m x r), tau
+// linalg_jacobi.comp; `info` there is a rotation scratch of n + 1 elements per matrix.
+#define LINALG_EIGH 8u        // eigenvalues (piv, ascending) and vectors (b) of a's lower triangle
+#define LINALG_SVD 9u         // a (m x n, m >= n) = x S b^T: x = U (m x n), S in piv, b = V
 
 // Flags.
 #define LINALG_UPPER 1u       // TRSM: a is upper triangular
@@ -24,6 +27,7 @@
 #define LINALG_BACKWARD 8u    // PERMUTE: undo the swaps (last first); ORMQR: apply Q^T
 #define LINALG_SLOGDET 16u    // DET: sign and log|det| instead of det
 #define LINALG_COPY 32u       // copy the input matrix into x before working in place
+#define LINALG_VECTORS 64u    // EIGH/SVD: compute the vectors too (b, and SVD's x as U)
 
 #ifdef __cplusplus
 #include <cstddef>
