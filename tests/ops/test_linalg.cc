@@ -275,6 +275,63 @@ TEST_F(LinalgTest, HouseholderQrOrgqrOrmqr) {
   }
 }
 
+TEST_F(LinalgTest, JacobiEigenSymmetric) {
+  for (DType dt : float_types(dev())) {
+    const int64_t n = 19, B = 2;  // odd n: one index sits out each round-robin step
+    auto r = random_values(B * n * n, 61);
+    DevTensor a(dev(), dt, {B, n, n}, {n * n, 1, n});
+    DevTensor w(dev(), dt, {B, n}), v(dev(), dt, {B, n, n});
+    DevTensor work(dev(), dt, {B, n, n}), rot(dev(), dt, {B, n + 1});
+    auto av = a.upload(dev(), r);  // only the lower triangle is read
+    ops::symmetric_eigen(dev(), w.d, &v.d, a.d, work.d, rot.d);
+    auto wv = w.read(dev()), vv = v.read(dev());
+    for (int64_t b = 0; b < B; ++b) {
+      auto sym = [&](int64_t i, int64_t j) {
+        return i >= j ? av[b * n * n + i * n + j] : av[b * n * n + j * n + i];
+      };
+      for (int64_t j = 0; j < n; ++j) {
+        if (j > 0) EXPECT_LE(wv[b * n + j - 1], wv[b * n + j]);  // ascending
+        // S v_j = w_j v_j
+        for (int64_t i = 0; i < n; ++i) {
+          double sv = 0;
+          for (int64_t t = 0; t < n; ++t) sv += sym(i, t) * vv[b * n * n + t * n + j];
+          ASSERT_NEAR(sv, wv[b * n + j] * vv[b * n * n + i * n + j], tol(dt) * 50);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(LinalgTest, OneSidedJacobiSvdRankDeficientAndTiny) {
+  for (DType dt : float_types(dev())) {
+    const int64_t m = 12, n = 7;
+    // rank 2, scaled to 1e-3: products of tiny column norms must not stop the rotations
+    auto x = random_values(m * 2, 71), y = random_values(2 * n, 72);
+    std::vector<double> r(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        r[i * n + j] = 1e-3 * (x[i * 2] * y[j] + x[i * 2 + 1] * y[n + j]);
+    DevTensor a(dev(), dt, {m, n});
+    DevTensor s(dev(), dt, {n}), u(dev(), dt, {m, n}, {1, m}), v(dev(), dt, {n, n});
+    DevTensor rot(dev(), dt, {n + 1});
+    auto av = a.upload(dev(), r);
+    ops::svd_jacobi(dev(), s.d, u.d, &v.d, a.d, rot.d);
+    auto sv = s.read(dev()), uv = u.read(dev()), vv = v.read(dev());
+    double frob = 0, ssum = 0;
+    for (double e : av) frob += e * e;
+    for (int64_t j = 0; j < n; ++j) ssum += sv[j] * sv[j];
+    EXPECT_NEAR(ssum, frob, frob * tol(dt) * 10);  // rotations keep the Frobenius norm
+    for (int64_t j = 1; j < n; ++j) EXPECT_LE(sv[j], sv[j - 1]);
+    EXPECT_LT(sv[2], sv[0] * tol(dt) * 10);  // rank 2
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double rebuilt = 0;
+        for (int64_t t = 0; t < 2; ++t) rebuilt += uv[i * n + t] * sv[t] * vv[j * n + t];
+        ASSERT_NEAR(rebuilt, av[i * n + j], 1e-3 * tol(dt) * 10);
+      }
+  }
+}
+
 TEST_F(LinalgTest, RejectsBadShapesAndDtypes) {
   DevTensor a(dev(), DType::kF32, {3, 4});
   DevTensor l(dev(), DType::kF32, {3, 4});

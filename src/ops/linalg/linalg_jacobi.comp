@@ -35,8 +35,13 @@ ivec2 pair_of(int64_t r, int64_t i, int64_t N, int64_t n) {
   return a < b ? ivec2(int(a), int(b)) : ivec2(int(b), int(a));
 }
 
-// (c, s) with t = sign(z) / (|z| + sqrt(1 + z^2)): the rotation that zeroes the pair.
-void rotation(T z, out T c, out T s) {
+// (c, s) with t = sign(z) / (|z| + sqrt(1 + z^2)) for z = num / den: the rotation that zeroes
+// the pair. A ratio that is not finite (den flushed to zero) means no rotation.
+void rotation(T num, T den, out T c, out T s) {
+  T z = num / den;
+  c = T(1);
+  s = T(0);
+  if (isnan(z) || isinf(z)) return;
   T t = abs(z) > T(1e18) ? T(0.5) / z : (z >= T(0) ? T(1) : T(-1)) / (abs(z) + sqrt(T(1) + z * z));
   c = T(1) / sqrt(T(1) + t * t);
   s = c * t;
@@ -94,7 +99,7 @@ void eigh(LinalgParams p) {
         T c = T(1), s = T(0);
         if (pq.x >= 0) {
           T apq = X(pq.x, pq.y);
-          if (apq != T(0)) rotation((X(pq.y, pq.y) - X(pq.x, pq.x)) / (T(2) * apq), c, s);
+          if (apq != T(0)) rotation(X(pq.y, pq.y) - X(pq.x, pq.x), T(2) * apq, c, s);
         }
         ROT(2 * i) = c;
         ROT(2 * i + 1) = s;
@@ -194,9 +199,10 @@ void svd(LinalgParams p) {
             beta += y * y;
             gamma += x * y;
           }
-          if (abs(gamma) > EPS * sqrt(alpha * beta)) {
-            rotation((beta - alpha) / (T(2) * gamma), c, s);
-            s_rotated = 1;
+          // sqrt of each norm apart: their product may underflow for tiny columns
+          if (abs(gamma) > EPS * sqrt(alpha) * sqrt(beta)) {
+            rotation(beta - alpha, T(2) * gamma, c, s);
+            if (s != T(0)) s_rotated = 1;
           }
         }
         ROT(2 * i) = c;
