@@ -31,8 +31,11 @@ def vk(t):
 
 
 def check(got, ref, scale=50.0):
-    for g, r in zip(got if isinstance(got, tuple) else (got,),
-                    ref if isinstance(ref, tuple) else (ref,), strict=True):
+    for g, r in zip(
+        got if isinstance(got, tuple) else (got,),
+        ref if isinstance(ref, tuple) else (ref,),
+        strict=True,
+    ):
         if g.dtype in (torch.int32, torch.int64):
             assert torch.equal(g.cpu(), r), (g, r)
         else:
@@ -80,13 +83,25 @@ def test_solve_inv_det_slogdet(dtype, gen, fallback):
     b = torch.randn(6, 2, generator=gen, dtype=torch.float64).to(dtype)  # broadcast over batch
     v = torch.randn(3, 6, generator=gen, dtype=torch.float64).to(dtype)  # vector right side
     with only_native():
-        got = (torch.linalg.solve(vk(a), vk(b)), torch.linalg.solve(vk(a), vk(v)),
-               torch.linalg.solve(vk(a), vk(b).mT, left=False), torch.linalg.inv(vk(a)),
-               torch.linalg.det(vk(a)), torch.linalg.det(vk(a).mT), *torch.linalg.slogdet(vk(a)))
+        got = (
+            torch.linalg.solve(vk(a), vk(b)),
+            torch.linalg.solve(vk(a), vk(v)),
+            torch.linalg.solve(vk(a), vk(b).mT, left=False),
+            torch.linalg.inv(vk(a)),
+            torch.linalg.det(vk(a)),
+            torch.linalg.det(vk(a).mT),
+            *torch.linalg.slogdet(vk(a)),
+        )
     a64, b64, v64 = a.double(), b.double(), v.double()
-    ref = (torch.linalg.solve(a64, b64), torch.linalg.solve(a64, v64),
-           torch.linalg.solve(a64, b64.mT, left=False), torch.linalg.inv(a64),
-           torch.linalg.det(a64), torch.linalg.det(a64.mT), *torch.linalg.slogdet(a64))
+    ref = (
+        torch.linalg.solve(a64, b64),
+        torch.linalg.solve(a64, v64),
+        torch.linalg.solve(a64, b64.mT, left=False),
+        torch.linalg.inv(a64),
+        torch.linalg.det(a64),
+        torch.linalg.det(a64.mT),
+        *torch.linalg.slogdet(a64),
+    )
     check(got, ref)
 
 
@@ -148,15 +163,23 @@ def test_solve_triangular(dtype, left, upper, unit, gen, fallback):
     b = b if left else b.mT
     out = torch.empty(2, 3, 4, 9, dtype=dtype, device="vkml").mT if left else None
     with only_native():
-        got = torch.linalg.solve_triangular(vk(a), vk(b), upper=upper, left=left,
-                                            unitriangular=unit, out=out)
-        x, m = torch.triangular_solve(vk(b) if left else vk(b).mT, vk(a), upper=upper,
-                                      transpose=not left, unitriangular=unit)
-    ref = torch.linalg.solve_triangular(a.double(), b.double(), upper=upper, left=left,
-                                        unitriangular=unit)
+        got = torch.linalg.solve_triangular(
+            vk(a), vk(b), upper=upper, left=left, unitriangular=unit, out=out
+        )
+        x, m = torch.triangular_solve(
+            vk(b) if left else vk(b).mT, vk(a), upper=upper, transpose=not left, unitriangular=unit
+        )
+    ref = torch.linalg.solve_triangular(
+        a.double(), b.double(), upper=upper, left=left, unitriangular=unit
+    )
     check(got, ref)
-    x0, m0 = torch.triangular_solve(b.double() if left else b.double().mT, a.double(),
-                                    upper=upper, transpose=not left, unitriangular=unit)
+    x0, m0 = torch.triangular_solve(
+        b.double() if left else b.double().mT,
+        a.double(),
+        upper=upper,
+        transpose=not left,
+        unitriangular=unit,
+    )
     check((x, m), (x0, m0))
 
 
@@ -216,12 +239,10 @@ def test_svd(dtype, shape, full, gen, fallback):
     assert u.shape == u0.shape and vh.shape == vh0.shape
     check((s, sv), (s0, s0))
     k = min(shape[-2:])
-    eye = torch.eye
     uc, vc = u.cpu().double(), vh.cpu().double()
-    torch.testing.assert_close(uc.mT @ uc, eye(uc.shape[-1], dtype=torch.float64).expand_as(uc.mT @ uc),
-                               atol=1e-5, rtol=0)
-    torch.testing.assert_close(vc @ vc.mT, eye(vc.shape[-2], dtype=torch.float64).expand_as(vc @ vc.mT),
-                               atol=1e-5, rtol=0)
+    for gram in (uc.mT @ uc, vc @ vc.mT):  # orthonormal columns / rows
+        eye = torch.eye(gram.shape[-1], dtype=torch.float64).expand_as(gram)
+        torch.testing.assert_close(gram, eye, atol=1e-5, rtol=0)
     rebuilt = uc[..., :k] * s.cpu().double().unsqueeze(-2) @ vc[..., :k, :]
     torch.testing.assert_close(rebuilt, a.double(), atol=1e-5, rtol=1e-5)
 
