@@ -286,3 +286,21 @@ def test_half_is_rejected_like_the_cpu():
         torch.linalg.inv(a)
     with pytest.raises(type(cpu_err.value)):
         torch.linalg.inv(vk(a))
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize(
+    "shapes", [((6, 3), (6, 2)), ((4, 4), (4, 1)), ((2, 5), (2, 3)), ((2, 5, 3), (2, 5))]
+)
+def test_lstsq_drivers(driver, shapes, gen, fallback):
+    a = torch.randn(shapes[0], generator=gen, dtype=torch.float64)
+    b = torch.randn(shapes[1], generator=gen, dtype=torch.float64)
+    with only_native():
+        got = torch.linalg.lstsq(vk(a.float()), vk(b.float()), driver=driver)
+    ref = torch.linalg.lstsq(a, b, driver=driver)
+    for g, r in zip(got, ref, strict=True):
+        assert g.shape == r.shape
+        if r.dtype == torch.int64:
+            assert torch.equal(g.cpu(), r)
+        else:
+            assert_close_to_ref(g, r, dtype=torch.float32, scale=50)

@@ -23,12 +23,17 @@
 #include <ATen/ops/linalg_lu_solve.h>
 #include <ATen/ops/linalg_qr.h>
 #include <ATen/ops/linalg_solve_ex.h>
+#include <ATen/ops/linalg_svd.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/lu_unpack.h>
 #include <ATen/ops/triangular_solve.h>
 #include <ATen/ops/triu.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <limits>
+#include <string>
 #include <tuple>
 
 #include "index_util.h"
@@ -687,6 +692,64 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svd(const at::Tensor& A, bool ful
   return {U, S, Vh};
 }
 
+// Least squares through the SVD: X = V S^+ U^T B, singular values under rcond * max(S) dropped
+// (the minimum-norm solution every LAPACK driver returns on inputs of full or clear rank).
+// Outputs follow the CPU per driver: rank except for gels, singular values for gelsd/gelss,
+// residuals for m > n except gelsy (and only when every matrix has full rank: one host read).
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsq_out(
+    const at::Tensor& input, const at::Tensor& other, std::optional<double> rcond,
+    std::optional<c10::string_view> driver_opt, at::Tensor& solution, at::Tensor& residuals,
+    at::Tensor& rank, at::Tensor& singular_values) {
+  const char* f = "torch.linalg.lstsq";
+  TORCH_CHECK(input.dim() >= 2, f, ": input must have at least 2 dimensions.");
+  TORCH_CHECK(other.dim() >= 1, f, ": other must have at least 1 dimension.");
+  TORCH_CHECK(input.scalar_type() == other.scalar_type(), f,
+              ": Expected input and other to have the same dtype, but got input's dtype ",
+              input.scalar_type(), " and other's dtype ", other.scalar_type());
+  const int64_t dim_diff = input.dim() - other.dim();
+  TORCH_CHECK(0 <= dim_diff && dim_diff <= 1, f,
+              ": input.dim() must be greater or equal to other.dim() and (input.dim() - "
+              "other.dim()) <= 1");
+  at::Tensor B2 = dim_diff ? other.unsqueeze(-1) : other;
+  TORCH_CHECK(input.size(-2) == B2.size(-2), f,
+              dim_diff ? ": input.size(-2) should match other.size(-1)"
+                       : ": input.size(-2) should match other.size(-2)");
+  const std::string driver(driver_opt.value_or("gelsy"));
+  TORCH_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss", f,
+              ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  for (const at::Tensor* t : {&solution, &residuals, &rank, &singular_values}) {
+    at::native::checkSameDevice(f, *t, input);
+  }
+  check_linalg_dtype(input, "linalg_lstsq");
+  const int64_t m = input.size(-2), n = input.size(-1), k = std::min(m, n);
+  const double eps = input.scalar_type() == at::kFloat ? std::numeric_limits<float>::epsilon()
+                                                       : std::numeric_limits<double>::epsilon();
+  const double rc = rcond.value_or(eps * static_cast<double>(std::max(m, n)));
+  auto [Bb, Ab] = at::native::_linalg_broadcast_batch_dims(B2, input, nullptr);
+  auto [U, S, Vh] = at::linalg_svd(Ab, /*full_matrices=*/false);
+  at::Tensor keep = k > 0 ? S.gt(S.narrow(-1, 0, 1).mul(rc)) : at::zeros_like(S, at::kBool);
+  at::Tensor inv_s = at::where(keep, S.reciprocal(), at::zeros({}, S.options()));
+  at::Tensor X = at::matmul(Vh.mT(), inv_s.unsqueeze(-1).mul(at::matmul(U.mT(), Bb)));
+  at::Tensor rk = driver == "gels" ? at::empty({0}, input.options().dtype(at::kLong))
+                                   : keep.sum(-1);
+  at::Tensor sv = (driver == "gelsd" || driver == "gelss") ? S : at::empty({0}, S.options());
+  at::Tensor res = at::empty({0}, input.options());
+  if (m > n && driver != "gelsy") {
+    const bool full_rank = driver == "gels" || rk.numel() == 0 || rk.eq(n).all().item().toBool();
+    if (full_rank) res = at::matmul(Ab, X).sub(Bb).square().sum(-2);
+  }
+  if (dim_diff) X = X.squeeze(-1);  // the CPU keeps the residuals' column dim
+  at::native::resize_output(solution, X.sizes());
+  solution.copy_(X);
+  at::native::resize_output(residuals, res.sizes());
+  residuals.copy_(res);
+  at::native::resize_output(rank, rk.sizes());
+  rank.copy_(rk);
+  at::native::resize_output(singular_values, sv.sizes());
+  singular_values.copy_(sv);
+  return {solution, residuals, rank, singular_values};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -729,6 +792,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_linalg_eigh.eigenvalues", eigh_out);
   m.impl("_linalg_svd", svd);
   m.impl("_linalg_svd.U", svd_out);
+  m.impl("linalg_lstsq.out", lstsq_out);
 }
 
 }  // namespace torch_vkml
