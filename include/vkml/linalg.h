@@ -51,6 +51,16 @@ void householder_product(Device& dev, const TensorDesc& q, const TensorDesc& ref
 void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& reflectors,
                        const TensorDesc& tau, const TensorDesc& c, bool transpose);
 
+// ld [.., n, n] = Bunch-Kaufman factor of the symmetric matrix in a's lower triangle (LAPACK
+// sytrf, lower: L below the diagonal, D's 1x1/2x2 blocks on and under it, upper triangle
+// zeroed); pivots [.., n] int32 (negative pairs mark 2x2 blocks); info [..] int32. ld may be a.
+void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
+                const TensorDesc& info, const TensorDesc& a);
+
+// x [.., n, k] = A^-1 b for A given by ldl_factor's ld and pivots (LAPACK sytrs). x may be b.
+void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
+               const TensorDesc& b);
+
 // values [.., n] (ascending) and, when `vectors` is given, orthonormal eigenvectors [.., n, n]
 // (columns; each one's largest entry positive) of the symmetric matrix whose lower triangle is
 // in a [.., n, n]. Cyclic Jacobi. work [.., n, n] and rot [.., n + 1] are scratch.

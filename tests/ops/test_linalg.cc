@@ -332,6 +332,44 @@ TEST_F(LinalgTest, OneSidedJacobiSvdRankDeficientAndTiny) {
   }
 }
 
+TEST_F(LinalgTest, LdlFactorSolvesIndefiniteWithTwoByTwoPivots) {
+  for (DType dt : float_types(dev())) {
+    const int64_t n = 9, k = 2;
+    auto r = random_values(n * n, 81);
+    std::vector<double> sym(n * n);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) sym[i * n + j] = r[i * n + j] + r[j * n + i];
+    sym[0] = 0;  // indefinite with a zero diagonal entry: 2x2 blocks appear
+    DevTensor a(dev(), dt, {n, n}), ld(dev(), dt, {n, n}, {1, n});
+    DevTensor piv(dev(), DType::kI32, {n}), info(dev(), DType::kI32, {});
+    DevTensor b(dev(), dt, {n, k}), x(dev(), dt, {n, k});
+    auto av = a.upload(dev(), sym);
+    auto bv = b.upload(dev(), random_values(n * k, 82));
+    ops::ldl_factor(dev(), ld.d, piv.d, info.d, a.d);
+    ops::ldl_solve(dev(), x.d, ld.d, piv.d, b.d);
+    auto pv = piv.read(dev()), xv = x.read(dev()), lv = ld.read(dev());
+    EXPECT_EQ(info.read(dev())[0], 0);
+    int blocks = 0;  // a 2x2 block carries its (negative) interchange on both of its rows
+    for (int64_t i = 0; i < n; ++i) {
+      if (pv[i] < 0) {
+        ASSERT_LT(i + 1, n);
+        EXPECT_EQ(pv[i], pv[i + 1]);
+        ++blocks;
+        ++i;
+      }
+    }
+    EXPECT_GT(blocks, 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) EXPECT_EQ(lv[i * n + j], 0);  // upper zeroed
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < k; ++c) {
+        double ax = 0;
+        for (int64_t j = 0; j < n; ++j) ax += av[i * n + j] * xv[j * k + c];
+        ASSERT_NEAR(ax, bv[i * k + c], tol(dt) * 100) << i << "," << c;
+      }
+  }
+}
+
 TEST_F(LinalgTest, RejectsBadShapesAndDtypes) {
   DevTensor a(dev(), DType::kF32, {3, 4});
   DevTensor l(dev(), DType::kF32, {3, 4});

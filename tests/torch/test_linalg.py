@@ -304,3 +304,20 @@ def test_lstsq_drivers(driver, shapes, gen, fallback):
             assert torch.equal(g.cpu(), r)
         else:
             assert_close_to_ref(g, r, dtype=torch.float32, scale=50)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 5, 12])
+def test_ldl_factor_and_solve(dtype, n, gen, fallback):
+    a = torch.randn(3, n, n, generator=gen, dtype=torch.float64)
+    a = a + a.mT
+    a[1, 0, 0] = 0.0  # a zero leading entry: Bunch-Kaufman takes a 2x2 pivot
+    a[2] = 0.0  # singular: info set, pivots still LAPACK's
+    b = torch.randn(3, n, 2, generator=gen, dtype=torch.float64)
+    with only_native():
+        LD, piv, info = torch.linalg.ldl_factor_ex(vk(a.to(dtype)))
+        x = torch.linalg.ldl_solve(LD[:2], piv[:2], vk(b[:2].to(dtype)))
+    LD0, piv0, info0 = torch.linalg.ldl_factor_ex(a)
+    assert torch.equal(piv.cpu(), piv0) and torch.equal(info.cpu(), info0)
+    check(LD, LD0)
+    check(x, torch.linalg.ldl_solve(LD0[:2], piv0[:2], b[:2]), scale=500)

@@ -18,6 +18,8 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/linalg_cholesky_ex.h>
 #include <ATen/ops/linalg_inv_ex.h>
+#include <ATen/ops/linalg_ldl_factor_ex.h>
+#include <ATen/ops/linalg_ldl_solve.h>
 #include <ATen/ops/linalg_lu.h>
 #include <ATen/ops/linalg_lu_factor_ex.h>
 #include <ATen/ops/linalg_lu_solve.h>
@@ -309,6 +311,60 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> linalg_lu(const at::Tensor& A, bo
   at::Tensor P = like_meta(mP, A), L = like_meta(mL, A), U = like_meta(mU, A);
   linalg_lu_out(A, pivot, P, L, U);
   return {P, L, U};
+}
+
+// ---- LDL^T (Bunch-Kaufman) -----------------------------------------------------------------------
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> ldl_factor_ex_out(const at::Tensor& A,
+                                                                    bool hermitian,
+                                                                    bool check_errors,
+                                                                    at::Tensor& LD,
+                                                                    at::Tensor& pivots,
+                                                                    at::Tensor& info) {
+  auto [mLD, mp, mi] = at::linalg_ldl_factor_ex(meta(A), hermitian, false);
+  fit_out(LD, mLD, A);
+  fit_out(pivots, mp, A);
+  fit_out(info, mi, A);
+  check_linalg_dtype(A, "linalg_ldl_factor_ex");
+  if (LD.numel() == 0) {
+    info.zero_();
+    return {LD, pivots, info};
+  }
+  run(A, [&](vkml::Device& d) {  // real matrices: hermitian and symmetric are the same
+    vkml::ops::ldl_factor(d, to_desc(LD), to_desc(pivots), to_desc(info), to_desc(A));
+  });
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.ldl_factor_ex", A.dim() == 2);
+  return {LD, pivots, info};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ldl_factor_ex(const at::Tensor& A, bool hermitian,
+                                                             bool check_errors) {
+  auto [mLD, mp, mi] = at::linalg_ldl_factor_ex(meta(A), hermitian, false);
+  at::Tensor LD = like_meta(mLD, A), p = like_meta(mp, A), i = like_meta(mi, A);
+  ldl_factor_ex_out(A, hermitian, check_errors, LD, p, i);
+  return {LD, p, i};
+}
+
+at::Tensor& ldl_solve_out(const at::Tensor& LD, const at::Tensor& pivots, const at::Tensor& B,
+                          bool hermitian, at::Tensor& result) {
+  at::Tensor m = at::linalg_ldl_solve(meta(LD), meta(pivots), meta(B), hermitian);
+  fit_out(result, m, LD);
+  check_linalg_dtype(LD, "linalg_ldl_solve");
+  if (result.numel() == 0) return result;
+  auto batch = batch_of(result, 2);
+  at::Tensor F = expand_batch(LD, batch, 2), P = expand_batch(pivots, batch, 1);
+  at::Tensor Bx = B.expand(result.sizes());
+  run(LD, [&](vkml::Device& d) {
+    vkml::ops::ldl_solve(d, to_desc(result), to_desc(F), to_desc(P), to_desc(Bx));
+  });
+  return result;
+}
+
+at::Tensor ldl_solve(const at::Tensor& LD, const at::Tensor& pivots, const at::Tensor& B,
+                     bool hermitian) {
+  at::Tensor m = at::linalg_ldl_solve(meta(LD), meta(pivots), meta(B), hermitian);
+  at::Tensor result = like_meta(m, LD);
+  return ldl_solve_out(LD, pivots, B, hermitian, result);
 }
 
 // ---- triangular solves ------------------------------------------------------------------------
@@ -759,6 +815,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_lu_solve.out", lu_solve_out);
   m.impl("linalg_lu", linalg_lu);
   m.impl("linalg_lu.out", linalg_lu_out);
+  m.impl("linalg_ldl_factor_ex", ldl_factor_ex);
+  m.impl("linalg_ldl_factor_ex.out", ldl_factor_ex_out);
+  m.impl("linalg_ldl_solve", ldl_solve);
+  m.impl("linalg_ldl_solve.out", ldl_solve_out);
   m.impl("lu_unpack", lu_unpack);
   m.impl("lu_unpack.out", lu_unpack_out);
   m.impl("_linalg_solve_ex", solve_ex);

@@ -346,6 +346,66 @@ void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& refle
   record(dev, q, q.n, {&reflectors, &tau, &c}, {&x});
 }
 
+void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
+                const TensorDesc& info, const TensorDesc& a) {
+  const char* op = "ldl_factor";
+  check_float(ld, op);
+  check_same_dtype(ld, a, op);
+  check_int32(pivots, op);
+  check_int32(info, op);
+  check_square(a, op);
+  LinalgParams q{};
+  set_batch(q, ld, Kind::kMatrix,
+            {{&ld, Kind::kMatrix, q.x_strides},
+             {&a, Kind::kMatrix, q.a_strides},
+             {&pivots, Kind::kVector, q.piv_strides},
+             {&info, Kind::kScalar, q.info_strides}},
+            op);
+  q.m = q.n = rows(a);
+  if (rows(ld) != q.n || cols(ld) != q.n || cols(pivots) != q.n) {
+    throw InvalidArgument(std::string("vkml: ldl_factor: shapes do not fit: ") + a.describe() +
+                          ", " + ld.describe() + ", " + pivots.describe());
+  }
+  q.a = a.address;
+  q.x = ld.address;
+  q.piv = pivots.address;
+  q.info = info.address;
+  q.mode = LINALG_LDL;
+  q.flags = same_view(a, ld) ? 0u : LINALG_COPY;
+  record(dev, q, q.n * q.n, {&a}, {&ld, &pivots, &info});
+}
+
+void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
+               const TensorDesc& b) {
+  const char* op = "ldl_solve";
+  check_float(x, op);
+  check_same_dtype(x, ld, op);
+  check_same_dtype(x, b, op);
+  check_int32(pivots, op);
+  check_square(ld, op);
+  LinalgParams q{};
+  set_batch(q, x, Kind::kMatrix,
+            {{&x, Kind::kMatrix, q.x_strides},
+             {&ld, Kind::kMatrix, q.a_strides},
+             {&b, Kind::kMatrix, q.b_strides},
+             {&pivots, Kind::kVector, q.piv_strides}},
+            op);
+  q.n = rows(x);
+  q.k = cols(x);
+  if (rows(ld) != q.n || rows(b) != q.n || cols(b) != q.k || cols(pivots) != q.n) {
+    throw InvalidArgument(std::string("vkml: ldl_solve: shapes do not fit: ") + ld.describe() +
+                          ", " + b.describe() + ", " + x.describe());
+  }
+  if (q.n == 0 || q.k == 0) return;
+  q.a = ld.address;
+  q.b = b.address;
+  q.x = x.address;
+  q.piv = pivots.address;
+  q.mode = LINALG_LDL_SOLVE;
+  q.flags = same_view(b, x) ? 0u : LINALG_COPY;
+  record(dev, q, q.k, {&ld, &b, &pivots}, {&x});
+}
+
 void symmetric_eigen(Device& dev, const TensorDesc& values, const TensorDesc* vectors,
                      const TensorDesc& a, const TensorDesc& work, const TensorDesc& rot) {
   const char* op = "symmetric_eigen";

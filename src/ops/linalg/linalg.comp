@@ -223,6 +223,178 @@ void ormqr(LinalgParams p) {
   }
 }
 
+shared int s_ldl[3];  // pivot row, block size (0: singular column, no update), info
+
+// Bunch-Kaufman pivot choice and interchange of step k (LAPACK dsytf2, lower), by one thread.
+void ldl_pivot(LinalgParams p, int64_t k, inout int info) {
+  const int64_t n = p.n;
+  const T alpha = (T(1) + sqrt(T(17))) / T(8);
+  int kstep = 1;
+  int64_t kp = k;
+  T absakk = abs(X(k, k)), colmax = T(0);
+  int64_t imax = k;
+  for (int64_t i = k + 1; i < n; ++i) {
+    if (abs(X(i, k)) > colmax || i == k + 1) {
+      colmax = abs(X(i, k));
+      imax = i;
+    }
+  }
+  if (max(absakk, colmax) == T(0) || isnan(absakk)) {
+    if (info == 0) info = int(k + 1);
+    kstep = 0;
+  } else if (absakk < alpha * colmax) {
+    T rowmax = T(-1);
+    for (int64_t j = k; j < imax; ++j) rowmax = max(rowmax, abs(X(imax, j)));
+    for (int64_t j = imax + 1; j < n; ++j) rowmax = max(rowmax, abs(X(j, imax)));
+    if (absakk >= alpha * colmax * (colmax / rowmax)) {
+      kp = k;
+    } else if (abs(X(imax, imax)) >= alpha * rowmax) {
+      kp = imax;
+    } else {
+      kp = imax;
+      kstep = 2;
+    }
+    const int64_t kk = k + kstep - 1;
+    if (kp != kk) {
+      for (int64_t i = kp + 1; i < n; ++i) {
+        T tmp = X(i, kk);
+        X(i, kk) = X(i, kp);
+        X(i, kp) = tmp;
+      }
+      for (int64_t j = kk + 1; j < kp; ++j) {
+        T tmp = X(j, kk);
+        X(j, kk) = X(kp, j);
+        X(kp, j) = tmp;
+      }
+      T tmp = X(kk, kk);
+      X(kk, kk) = X(kp, kp);
+      X(kp, kp) = tmp;
+      if (kstep == 2) {
+        tmp = X(k + 1, k);
+        X(k + 1, k) = X(kp, k);
+        X(kp, k) = tmp;
+      }
+    }
+  }
+  if (kstep == 2) {
+    PIV(k) = int(-(kp + 1));
+    PIV(k + 1) = int(-(kp + 1));
+  } else {
+    PIV(k) = int(kp + 1);
+  }
+  s_ldl[0] = int(kp);
+  s_ldl[1] = kstep;
+  s_ldl[2] = info;
+}
+
+void ldl(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  for (int64_t e = t; e < n * n; e += W) {
+    int64_t i = e / n, c = e % n;
+    if (c > i) {
+      X(i, c) = T(0);
+    } else if (has(p, LINALG_COPY)) {
+      X(i, c) = A(i, c);
+    }
+  }
+  sync();
+  int info = 0;
+  for (int64_t k = 0; k < n;) {
+    if (t == 0u) ldl_pivot(p, k, info);
+    sync();
+    const int kstep = s_ldl[1];
+    info = s_ldl[2];
+    const int64_t r = n - k - kstep;  // trailing order
+    if (kstep == 1 && r > 0) {
+      const T d11 = T(1) / X(k, k);
+      for (int64_t e = t; e < r * r; e += W) {
+        int64_t i = k + 1 + e / r, j = k + 1 + e % r;
+        if (j <= i) X(i, j) += X(i, k) * (-d11 * X(j, k));
+      }
+      sync();
+      for (int64_t i = k + 1 + t; i < n; i += W) X(i, k) = d11 * X(i, k);
+    } else if (kstep == 2 && r > 0) {
+      T d21 = X(k + 1, k);
+      const T d11 = X(k + 1, k + 1) / d21, d22 = X(k, k) / d21;
+      d21 = (T(1) / (d11 * d22 - T(1))) / d21;
+      for (int64_t e = t; e < r * r; e += W) {
+        int64_t i = k + 2 + e / r, j = k + 2 + e % r;
+        if (j > i) continue;
+        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
+        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
+        X(i, j) = X(i, j) - X(i, k) * wk - X(i, k + 1) * wkp1;
+      }
+      sync();
+      for (int64_t j = k + 2 + t; j < n; j += W) {
+        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
+        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
+        X(j, k) = wk;
+        X(j, k + 1) = wkp1;
+      }
+    }
+    sync();
+    k += kstep == 0 ? 1 : kstep;
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+#define SWAP_ROWS(a, b, c) \
+  {                        \
+    T tmp_ = X(a, c);      \
+    X(a, c) = X(b, c);     \
+    X(b, c) = tmp_;        \
+  }
+
+// x (n x k) <- (P L D L^T P^T)^-1 x from LAPACK's lower LD and pivots (dsytrs), one column each.
+void ldl_solve(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < n * p.k; e += W) X(e / p.k, e % p.k) = B(e / p.k, e % p.k);
+  }
+  sync();
+  for (int64_t c = t; c < p.k; c += W) {
+    for (int64_t k = 0; k < n;) {  // L D y = b
+      int piv = PIV(k);
+      if (piv > 0) {
+        int64_t kp = piv - 1;
+        if (kp != k) SWAP_ROWS(k, kp, c);
+        for (int64_t i = k + 1; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
+        X(k, c) = X(k, c) / A(k, k);
+        k += 1;
+      } else {
+        int64_t kp = -piv - 1;
+        if (kp != k + 1) SWAP_ROWS(k + 1, kp, c);
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k + 1) * X(k + 1, c);
+        T akm1k = A(k + 1, k), akm1 = A(k, k) / akm1k, ak = A(k + 1, k + 1) / akm1k;
+        T denom = akm1 * ak - T(1);
+        T bkm1 = X(k, c) / akm1k, bk = X(k + 1, c) / akm1k;
+        X(k, c) = (ak * bkm1 - bk) / denom;
+        X(k + 1, c) = (akm1 * bk - bkm1) / denom;
+        k += 2;
+      }
+    }
+    for (int64_t k = n - 1; k >= 0;) {  // L^T x = y
+      int piv = PIV(k);
+      T acc = X(k, c);
+      for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k) * X(i, c);
+      X(k, c) = acc;
+      if (piv > 0) {
+        if (piv - 1 != k) SWAP_ROWS(k, piv - 1, c);
+        k -= 1;
+      } else {
+        acc = X(k - 1, c);
+        for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k - 1) * X(i, c);
+        X(k - 1, c) = acc;
+        if (-piv - 1 != k) SWAP_ROWS(k, -piv - 1, c);
+        k -= 2;
+      }
+    }
+  }
+}
+
 void main() {
   LinalgParams p = pc.p;
   for (int64_t bi = nn_group_id(); bi < p.batch; bi += nn_group_count()) {
@@ -243,6 +415,10 @@ void main() {
       orgqr(p);
     } else if (p.mode == LINALG_ORMQR) {
       ormqr(p);
+    } else if (p.mode == LINALG_LDL) {
+      ldl(p);
+    } else if (p.mode == LINALG_LDL_SOLVE) {
+      ldl_solve(p);
     }
     sync();  // the next matrix reuses shared memory
   }

@@ -16,6 +16,8 @@
 #define LINALG_GEQRF 5u       // x = Householder QR of a (m x n) in LAPACK's form, tau
 #define LINALG_ORGQR 6u       // x (m x n) = first n columns of H_1 ... H_k (reflectors in a)
 #define LINALG_ORMQR 7u       // x (m x k) = Q x or Q^T x, reflectors in a (m x r), tau
+#define LINALG_LDL 10u        // x = Bunch-Kaufman L D L^T of a's lower triangle, piv, info
+#define LINALG_LDL_SOLVE 11u  // x (n x k) = A^-1 b for A = L D L^T given by a (LD) and piv
 // linalg_jacobi.comp; `info` there is a rotation scratch of n + 1 elements per matrix.
 #define LINALG_EIGH 8u        // eigenvalues (piv, ascending) and vectors (b) of a's lower triangle
 #define LINALG_SVD 9u         // a (m x n, m >= n) = x S b^T: x = U (m x n), S in piv, b = V
