@@ -321,3 +321,17 @@ def test_ldl_factor_and_solve(dtype, n, gen, fallback):
     assert torch.equal(piv.cpu(), piv0) and torch.equal(info.cpu(), info0)
     check(LD, LD0)
     check(x, torch.linalg.ldl_solve(LD0[:2], piv0[:2], b[:2]), scale=500)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scale", [0.05, 1.0, 20.0])
+def test_matrix_exp(dtype, scale, gen, fallback):
+    a = torch.randn(2, 5, 5, generator=gen, dtype=torch.float64) * scale / 5
+    a = a.to(dtype).mT  # transposed storage
+    with only_native():
+        got = torch.linalg.matrix_exp(vk(a))
+        one = torch.matrix_exp(vk(a[:, :1, :1]))
+    ref = torch.linalg.matrix_exp(a.double())
+    rel = ((got.cpu().double() - ref).abs().max() / ref.abs().max()).item()
+    assert rel < (2e-5 if dtype == torch.float32 else 1e-13), rel
+    check(one, a[:, :1, :1].double().exp())

@@ -24,6 +24,7 @@
 #include <ATen/ops/linalg_lu_factor_ex.h>
 #include <ATen/ops/linalg_lu_solve.h>
 #include <ATen/ops/linalg_qr.h>
+#include <ATen/ops/linalg_solve.h>
 #include <ATen/ops/linalg_solve_ex.h>
 #include <ATen/ops/linalg_svd.h>
 #include <ATen/ops/matmul.h>
@@ -34,6 +35,7 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -806,6 +808,76 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsq_out(
   return {solution, residuals, rank, singular_values};
 }
 
+// exp(A) by scaling and squaring with a diagonal Pade approximant (Higham 2005): the degree and
+// the squarings follow the largest 1-norm of the batch, read on the host as CUDA's kernel does.
+at::Tensor matrix_exp(const at::Tensor& A) {
+  at::native::squareCheckInputs(A, "linalg.matrix_exp");
+  at::native::checkFloatingOrComplex(A, "linalg.matrix_exp");
+  check_linalg_dtype(A, "linalg_matrix_exp");
+  const int64_t n = A.size(-1);
+  if (A.numel() == 0) return at::empty_like(A);
+  if (n == 1) return A.exp();
+  const bool f32 = A.scalar_type() == at::kFloat;
+  // Degrees and the largest 1-norm each one is accurate for (single / double precision).
+  static const std::vector<std::pair<int, double>> kF32 = {
+      {3, 4.258730016922831e-1}, {5, 1.880152677804762e0}, {7, 3.925724783138660e0}};
+  static const std::vector<std::pair<int, double>> kF64 = {{3, 1.495585217958292e-2},
+                                                           {5, 2.539398330063230e-1},
+                                                           {7, 9.504178996162932e-1},
+                                                           {9, 2.097847961257068e0},
+                                                           {13, 5.371920351148152e0}};
+  const auto& table = f32 ? kF32 : kF64;
+  const double norm = A.abs().sum(-2).amax().item().toDouble();
+  int degree = table.back().first, squarings = 0;
+  for (const auto& [m, theta] : table) {
+    if (norm <= theta) {
+      degree = m;
+      break;
+    }
+  }
+  if (norm > table.back().second) {
+    squarings = static_cast<int>(std::ceil(std::log2(norm / table.back().second)));
+  }
+  if (!std::isfinite(norm)) squarings = 0;  // NaN/inf propagate through the approximant
+  at::Tensor X = squarings ? A.mul(std::ldexp(1.0, -squarings)) : A;
+  static const double kB3[] = {120, 60, 12, 1};
+  static const double kB5[] = {30240, 15120, 3360, 420, 30, 1};
+  static const double kB7[] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1};
+  static const double kB9[] = {17643225600., 8821612800., 2075673600., 302702400., 30270240.,
+                               2162160., 110880., 3960., 90., 1.};
+  static const double kB13[] = {64764752532480000., 32382376266240000., 7771770303897600.,
+                                1187353796428800.,  129060195264000.,   10559470521600.,
+                                670442572800.,      33522128640.,       1323241920.,
+                                40840800.,          960960.,            16380.,
+                                182.,               1.};
+  at::Tensor eye = at::zeros_like(X);
+  eye.diagonal(0, -2, -1).fill_(1.);
+  at::Tensor X2 = at::matmul(X, X), U, V;
+  if (degree == 13) {
+    const double* b = kB13;
+    at::Tensor X4 = at::matmul(X2, X2), X6 = at::matmul(X4, X2);
+    at::Tensor u_inner = X6.mul(b[13]).add(X4, b[11]).add(X2, b[9]);
+    U = at::matmul(X, at::matmul(X6, u_inner).add(X6, b[7]).add(X4, b[5]).add(X2, b[3])
+                          .add(eye, b[1]));
+    at::Tensor v_inner = X6.mul(b[12]).add(X4, b[10]).add(X2, b[8]);
+    V = at::matmul(X6, v_inner).add(X6, b[6]).add(X4, b[4]).add(X2, b[2]).add(eye, b[0]);
+  } else {
+    const double* b = degree == 3 ? kB3 : degree == 5 ? kB5 : degree == 7 ? kB7 : kB9;
+    at::Tensor power = eye;  // X^(2j)
+    at::Tensor u_sum = eye.mul(b[1]), v_sum = eye.mul(b[0]);
+    for (int j = 1; 2 * j <= degree; ++j) {
+      power = j == 1 ? X2 : at::matmul(power, X2);
+      u_sum = u_sum.add(power, b[2 * j + 1]);
+      v_sum = v_sum.add(power, b[2 * j]);
+    }
+    U = at::matmul(X, u_sum);
+    V = v_sum;
+  }
+  at::Tensor R = at::linalg_solve(V.sub(U), V.add(U));
+  for (int i = 0; i < squarings; ++i) R = at::matmul(R, R);
+  return R;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -853,6 +925,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_linalg_svd", svd);
   m.impl("_linalg_svd.U", svd_out);
   m.impl("linalg_lstsq.out", lstsq_out);
+  m.impl("linalg_matrix_exp", matrix_exp);
 }
 
 }  // namespace torch_vkml
