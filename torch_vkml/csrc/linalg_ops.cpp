@@ -810,9 +810,12 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsq_out(
 
 // exp(A) by scaling and squaring with a diagonal Pade approximant (Higham 2005): the degree and
 // the squarings follow the largest 1-norm of the batch, read on the host as CUDA's kernel does.
-at::Tensor matrix_exp(const at::Tensor& A) {
+at::Tensor matrix_exponential(const at::Tensor& A) {
   at::native::squareCheckInputs(A, "linalg.matrix_exp");
   at::native::checkFloatingOrComplex(A, "linalg.matrix_exp");
+  if (A.scalar_type() == at::kHalf || A.scalar_type() == at::kBFloat16) {
+    return matrix_exponential(A.to(at::kFloat)).to(A.scalar_type());  // the CPU's dtypes, in float
+  }
   check_linalg_dtype(A, "linalg_matrix_exp");
   const int64_t n = A.size(-1);
   if (A.numel() == 0) return at::empty_like(A);
@@ -925,7 +928,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_linalg_svd", svd);
   m.impl("_linalg_svd.U", svd_out);
   m.impl("linalg_lstsq.out", lstsq_out);
-  m.impl("linalg_matrix_exp", matrix_exp);
+  m.impl("linalg_matrix_exp", matrix_exponential);
 }
 
 }  // namespace torch_vkml
