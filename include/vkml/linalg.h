@@ -1,0 +1,76 @@
+// Dense linear algebra for small batched matrices: LU with partial pivoting, triangular solves,
+// row permutations, Cholesky, determinants from LU, Householder QR (geqrf, orgqr, ormqr).
+// Float32 and float64 (where the device has fp64). Every tensor is [batch..., rows, cols] (or
+// [batch..., len] for pivots/tau, [batch...] for info/det) with the same batch dims; broadcast
+// batch dims carry stride 0; any strides. One workgroup per matrix, so these suit many small
+// matrices; a large single matrix runs, but on one workgroup.
+#pragma once
+#include "vkml/runtime.h"
+#include "vkml/tensor.h"
+
+namespace vkml::ops {
+
+// lu [.., m, n] = P L U factor of a (LAPACK getrf's layout: unit L below the diagonal);
+// pivots [.., min(m, n)] int32, 1-based; info [..] int32 (first zero pivot, 1-based, else 0).
+// `lu` may be `a` itself (same address and strides: factored in place).
+void lu_factor(Device& dev, const TensorDesc& lu, const TensorDesc& pivots, const TensorDesc& info,
+               const TensorDesc& a, bool pivot);
+
+// x [.., n, k] = a^-1 b for a [.., n, n] upper or lower triangular (unit: diagonal taken as
+// ones). Left side only: callers solve x a = b as a^T x^T = b^T through transposed views.
+// `x` may be `b` itself.
+void triangular_solve(Device& dev, const TensorDesc& x, const TensorDesc& a, const TensorDesc& b,
+                      bool upper, bool unit);
+
+// Swaps rows of x [.., n, k] as getrf's pivots [.., p] say: rows i and pivots[i]-1 for
+// i = 0..p-1 (P^T x), or in reverse order (`backward`: P x).
+void permute_rows(Device& dev, const TensorDesc& x, const TensorDesc& pivots, bool backward);
+
+// l [.., n, n] = lower Cholesky factor of the lower triangle of a (upper triangle zeroed);
+// info [..] int32: order of the first minor that is not positive definite, else 0.
+void cholesky(Device& dev, const TensorDesc& l, const TensorDesc& info, const TensorDesc& a);
+
+// det [..] of P L U from lu [.., n, n] and pivots [.., n].
+void lu_det(Device& dev, const TensorDesc& det, const TensorDesc& lu, const TensorDesc& pivots);
+
+// sign [..] and log|det| [..] of P L U.
+void lu_slogdet(Device& dev, const TensorDesc& sign, const TensorDesc& logabsdet,
+                const TensorDesc& lu, const TensorDesc& pivots);
+
+// qr [.., m, n] = R above the diagonal and Householder vectors below (LAPACK geqrf's form),
+// tau [.., min(m, n)]. `qr` may be `a` itself.
+void geqrf(Device& dev, const TensorDesc& qr, const TensorDesc& tau, const TensorDesc& a);
+
+// q [.., m, n] = first n columns of H_1 ... H_k, reflectors [.., m, >= k] below their diagonal,
+// tau [.., k], k <= n <= m (LAPACK orgqr).
+void householder_product(Device& dev, const TensorDesc& q, const TensorDesc& reflectors,
+                         const TensorDesc& tau);
+
+// x [.., m, c] = Q c (or Q^T c when `transpose`), Q = H_1 ... H_k from reflectors [.., m, >= k]
+// and tau [.., k] (LAPACK ormqr, left side). `x` may be `c` itself.
+void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& reflectors,
+                       const TensorDesc& tau, const TensorDesc& c, bool transpose);
+
+// ld [.., n, n] = Bunch-Kaufman factor of the symmetric matrix in a's lower triangle (LAPACK
+// sytrf, lower: L below the diagonal, D's 1x1/2x2 blocks on and under it, upper triangle
+// zeroed); pivots [.., n] int32 (negative pairs mark 2x2 blocks); info [..] int32. ld may be a.
+void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
+                const TensorDesc& info, const TensorDesc& a);
+
+// x [.., n, k] = A^-1 b for A given by ldl_factor's ld and pivots (LAPACK sytrs). x may be b.
+void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
+               const TensorDesc& b);
+
+// values [.., n] (ascending) and, when `vectors` is given, orthonormal eigenvectors [.., n, n]
+// (columns; each one's largest entry positive) of the symmetric matrix whose lower triangle is
+// in a [.., n, n]. Cyclic Jacobi. work [.., n, n] and rot [.., n + 1] are scratch.
+void symmetric_eigen(Device& dev, const TensorDesc& values, const TensorDesc* vectors,
+                     const TensorDesc& a, const TensorDesc& work, const TensorDesc& rot);
+
+// One-sided Jacobi SVD of a [.., m, n], m >= n: s [.., n] descending; u [.., m, n] receives U
+// when `v` [.., n, n] is given (V, not V^T), else serves as scratch. u may be a itself.
+// rot [.., n + 1] is scratch. Columns of U for zero singular values are left zero.
+void svd_jacobi(Device& dev, const TensorDesc& s, const TensorDesc& u, const TensorDesc* v,
+                const TensorDesc& a, const TensorDesc& rot);
+
+}  // namespace vkml::ops

@@ -1,0 +1,425 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Dense linear algebra on small batched matrices: one workgroup per matrix, working in place in
+// global memory (coherent pointers, a buffer barrier between dependent steps), so any size runs
+// without a shared-memory limit. Algorithms follow LAPACK's unblocked ones (getf2, trsm, potf2,
+// geqr2/larfg, org2r, orm2r), so pivots, info codes and Householder signs match the CPU.
+#include "vkml_common.glsl"
+#include "linalg_params.h"
+
+layout(local_size_x_id = 0) in;
+layout(push_constant) uniform Push { LinalgParams p; } pc;
+
+#include "nn_common.glsl"
+
+#include "linalg_common.glsl"
+
+void lu(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t m = p.m, n = p.n, kmin = min(m, n);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < m * n; e += W) X(e / n, e % n) = A(e / n, e % n);
+  }
+  sync();
+  int info = 0;
+  for (int64_t j = 0; j < kmin; ++j) {
+    int64_t r = has(p, LINALG_PIVOT) ? pivot_row(p, j) : j;
+    T pv = X(r, j);
+    if (t == 0u) PIV(j) = int(r + 1);
+    if (pv == T(0)) {
+      if (info == 0) info = int(j + 1);
+      continue;  // LAPACK leaves a zero column unscaled
+    }
+    sync();  // every invocation read the pivot before the swap moves it
+    if (r != j) {
+      for (int64_t c = t; c < n; c += W) {
+        T tmp = X(j, c);
+        X(j, c) = X(r, c);
+        X(r, c) = tmp;
+      }
+      sync();
+    }
+    for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) / pv;
+    sync();
+    const int64_t rows = m - j - 1, cols = n - j - 1;
+    for (int64_t e = t; e < rows * cols; e += W) {
+      int64_t i = j + 1 + e / cols, c = j + 1 + e % cols;
+      X(i, c) -= X(i, j) * X(j, c);
+    }
+    sync();
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+// Left-side triangular solve: x (n x k) <- a^-1 x, column-oriented (one axpy step per row).
+void trsm(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n, k = p.k;
+  const bool upper = has(p, LINALG_UPPER), unit = has(p, LINALG_UNIT);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < n * k; e += W) X(e / k, e % k) = B(e / k, e % k);
+  }
+  sync();
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t j = upper ? n - 1 - s : s;
+    if (!unit) {
+      T d = A(j, j);
+      for (int64_t c = t; c < k; c += W) X(j, c) = X(j, c) / d;
+      sync();
+    }
+    const int64_t rows = n - 1 - s;  // rows still to update: below j (lower) or above (upper)
+    for (int64_t e = t; e < rows * k; e += W) {
+      int64_t i = (upper ? 0 : j + 1) + e / k, c = e % k;
+      X(i, c) -= A(i, j) * X(j, c);
+    }
+    sync();
+  }
+}
+
+// Row interchanges of x (n x k) by the m pivots, in order or undone last first.
+void permute(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const bool back = has(p, LINALG_BACKWARD);
+  for (int64_t c = t; c < p.k; c += W) {
+    for (int64_t s = 0; s < p.m; ++s) {
+      int64_t i = back ? p.m - 1 - s : s;
+      int64_t r = int64_t(PIV(i)) - 1;
+      if (r != i && r >= 0 && r < p.n) {
+        T tmp = X(i, c);
+        X(i, c) = X(r, c);
+        X(r, c) = tmp;
+      }
+    }
+  }
+}
+
+// Lower Cholesky factor of the lower triangle of a (upper triangle of x zeroed); info = order
+// of the first leading minor that is not positive definite.
+void cholesky(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  for (int64_t e = t; e < n * n; e += W) {
+    int64_t i = e / n, c = e % n;
+    if (c > i) {
+      X(i, c) = T(0);
+    } else if (has(p, LINALG_COPY)) {
+      X(i, c) = A(i, c);
+    }
+  }
+  sync();
+  int info = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T d = X(j, j);
+    if (!(d > T(0))) {
+      info = int(j + 1);
+      break;
+    }
+    d = sqrt(d);
+    sync();
+    if (t == 0u) X(j, j) = d;
+    for (int64_t i = j + 1 + t; i < n; i += W) X(i, j) = X(i, j) / d;
+    sync();
+    const int64_t r = n - j - 1;
+    for (int64_t e = t; e < r * r; e += W) {
+      int64_t i = j + 1 + e / r, c = j + 1 + e % r;
+      if (c <= i) X(i, c) -= X(i, j) * X(c, j);
+    }
+    sync();
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+// det (or sign and log|det|) of P L U from the factor x and the pivots, as the CPU forms it.
+void det(LinalgParams p) {
+  if (gl_LocalInvocationID.x != 0u) return;
+  const int64_t n = p.n;
+  T prod = T(1), sgn = T(1), logabs = T(0);
+  for (int64_t i = 0; i < n; ++i) {
+    T d = X(i, i);
+    if (PIV(i) != int(i + 1)) sgn = -sgn;
+    prod *= d;
+    sgn *= d > T(0) ? T(1) : (d < T(0) ? T(-1) : (d == T(0) ? T(0) : d));
+    logabs += nn_log(abs(d));
+  }
+  if (has(p, LINALG_SLOGDET)) {
+    A(0, 0) = sgn;
+    B(0, 0) = logabs;
+  } else {
+    bool odd = false;
+    for (int64_t i = 0; i < n; ++i) odd = odd != (PIV(i) != int(i + 1));
+    A(0, 0) = odd ? -prod : prod;
+  }
+}
+
+// x(j:m, c) <- H x(j:m, c) for H = I - tau v v^T, v = (1, a(j+1:m, j)), columns c in [c0, n).
+void apply_reflector(LinalgParams p, int64_t j, T tau, int64_t c0, bool v_in_x) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  if (tau == T(0)) return;
+  for (int64_t c = c0 + t; c < p.n; c += W) {
+    T w = X(j, c);
+    for (int64_t i = j + 1; i < p.m; ++i) w += (v_in_x ? X(i, j) : A(i, j)) * X(i, c);
+    w *= tau;
+    X(j, c) -= w;
+    for (int64_t i = j + 1; i < p.m; ++i) X(i, c) -= (v_in_x ? X(i, j) : A(i, j)) * w;
+  }
+}
+
+void geqrf(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t m = p.m, n = p.n, kmin = min(m, n);
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < m * n; e += W) X(e / n, e % n) = A(e / n, e % n);
+  }
+  sync();
+  for (int64_t j = 0; j < kmin; ++j) {
+    T ss = T(0);
+    for (int64_t i = j + 1 + t; i < m; i += W) {
+      T v = X(i, j);
+      ss += v * v;
+    }
+    ss = wg_sum(ss);
+    T alpha = X(j, j);
+    T tau = T(0);
+    sync();
+    if (ss != T(0)) {  // dlarfg: otherwise H = I
+      T beta = sqrt(alpha * alpha + ss);
+      if (alpha >= T(0)) beta = -beta;
+      tau = (beta - alpha) / beta;
+      T scale = T(1) / (alpha - beta);
+      for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) * scale;
+      if (t == 0u) X(j, j) = beta;
+    }
+    if (t == 0u) TAU(j) = tau;
+    sync();
+    apply_reflector(p, j, tau, j + 1, true);
+    sync();
+  }
+}
+
+void orgqr(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  for (int64_t e = t; e < p.m * p.n; e += W) {
+    int64_t i = e / p.n, c = e % p.n;
+    X(i, c) = T(i == c ? 1 : 0);
+  }
+  sync();
+  for (int64_t j = p.k - 1; j >= 0; --j) {
+    apply_reflector(p, j, TAU(j), 0, false);
+    sync();
+  }
+}
+
+void ormqr(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < p.m * p.n; e += W) X(e / p.n, e % p.n) = B(e / p.n, e % p.n);
+  }
+  sync();
+  const bool transpose = has(p, LINALG_BACKWARD);  // Q^T = H_k ... H_1: H_1 applies first
+  for (int64_t s = 0; s < p.k; ++s) {
+    int64_t j = transpose ? s : p.k - 1 - s;
+    apply_reflector(p, j, TAU(j), 0, false);
+    sync();
+  }
+}
+
+shared int s_ldl[3];  // pivot row, block size (0: singular column, no update), info
+
+// Bunch-Kaufman pivot choice and interchange of step k (LAPACK dsytf2, lower), by one thread.
+void ldl_pivot(LinalgParams p, int64_t k, inout int info) {
+  const int64_t n = p.n;
+  const T alpha = (T(1) + sqrt(T(17))) / T(8);
+  int kstep = 1;
+  int64_t kp = k;
+  T absakk = abs(X(k, k)), colmax = T(0);
+  int64_t imax = k;
+  for (int64_t i = k + 1; i < n; ++i) {
+    if (abs(X(i, k)) > colmax || i == k + 1) {
+      colmax = abs(X(i, k));
+      imax = i;
+    }
+  }
+  if (max(absakk, colmax) == T(0) || isnan(absakk)) {
+    if (info == 0) info = int(k + 1);
+    kstep = 0;
+  } else if (absakk < alpha * colmax) {
+    T rowmax = T(-1);
+    for (int64_t j = k; j < imax; ++j) rowmax = max(rowmax, abs(X(imax, j)));
+    for (int64_t j = imax + 1; j < n; ++j) rowmax = max(rowmax, abs(X(j, imax)));
+    if (absakk >= alpha * colmax * (colmax / rowmax)) {
+      kp = k;
+    } else if (abs(X(imax, imax)) >= alpha * rowmax) {
+      kp = imax;
+    } else {
+      kp = imax;
+      kstep = 2;
+    }
+    const int64_t kk = k + kstep - 1;
+    if (kp != kk) {
+      for (int64_t i = kp + 1; i < n; ++i) {
+        T tmp = X(i, kk);
+        X(i, kk) = X(i, kp);
+        X(i, kp) = tmp;
+      }
+      for (int64_t j = kk + 1; j < kp; ++j) {
+        T tmp = X(j, kk);
+        X(j, kk) = X(kp, j);
+        X(kp, j) = tmp;
+      }
+      T tmp = X(kk, kk);
+      X(kk, kk) = X(kp, kp);
+      X(kp, kp) = tmp;
+      if (kstep == 2) {
+        tmp = X(k + 1, k);
+        X(k + 1, k) = X(kp, k);
+        X(kp, k) = tmp;
+      }
+    }
+  }
+  if (kstep == 2) {
+    PIV(k) = int(-(kp + 1));
+    PIV(k + 1) = int(-(kp + 1));
+  } else {
+    PIV(k) = int(kp + 1);
+  }
+  s_ldl[0] = int(kp);
+  s_ldl[1] = kstep;
+  s_ldl[2] = info;
+}
+
+void ldl(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  for (int64_t e = t; e < n * n; e += W) {
+    int64_t i = e / n, c = e % n;
+    if (c > i) {
+      X(i, c) = T(0);
+    } else if (has(p, LINALG_COPY)) {
+      X(i, c) = A(i, c);
+    }
+  }
+  sync();
+  int info = 0;
+  for (int64_t k = 0; k < n;) {
+    if (t == 0u) ldl_pivot(p, k, info);
+    sync();
+    const int kstep = s_ldl[1];
+    info = s_ldl[2];
+    const int64_t r = n - k - kstep;  // trailing order
+    if (kstep == 1 && r > 0) {
+      const T d11 = T(1) / X(k, k);
+      for (int64_t e = t; e < r * r; e += W) {
+        int64_t i = k + 1 + e / r, j = k + 1 + e % r;
+        if (j <= i) X(i, j) += X(i, k) * (-d11 * X(j, k));
+      }
+      sync();
+      for (int64_t i = k + 1 + t; i < n; i += W) X(i, k) = d11 * X(i, k);
+    } else if (kstep == 2 && r > 0) {
+      T d21 = X(k + 1, k);
+      const T d11 = X(k + 1, k + 1) / d21, d22 = X(k, k) / d21;
+      d21 = (T(1) / (d11 * d22 - T(1))) / d21;
+      for (int64_t e = t; e < r * r; e += W) {
+        int64_t i = k + 2 + e / r, j = k + 2 + e % r;
+        if (j > i) continue;
+        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
+        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
+        X(i, j) = X(i, j) - X(i, k) * wk - X(i, k + 1) * wkp1;
+      }
+      sync();
+      for (int64_t j = k + 2 + t; j < n; j += W) {
+        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
+        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
+        X(j, k) = wk;
+        X(j, k + 1) = wkp1;
+      }
+    }
+    sync();
+    k += kstep == 0 ? 1 : kstep;
+  }
+  if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
+}
+
+#define SWAP_ROWS(a, b, c) \
+  {                        \
+    T tmp_ = X(a, c);      \
+    X(a, c) = X(b, c);     \
+    X(b, c) = tmp_;        \
+  }
+
+// x (n x k) <- (P L D L^T P^T)^-1 x from LAPACK's lower LD and pivots (dsytrs), one column each.
+void ldl_solve(LinalgParams p) {
+  const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  const int64_t n = p.n;
+  if (has(p, LINALG_COPY)) {
+    for (int64_t e = t; e < n * p.k; e += W) X(e / p.k, e % p.k) = B(e / p.k, e % p.k);
+  }
+  sync();
+  for (int64_t c = t; c < p.k; c += W) {
+    for (int64_t k = 0; k < n;) {  // L D y = b
+      int piv = PIV(k);
+      if (piv > 0) {
+        int64_t kp = piv - 1;
+        if (kp != k) SWAP_ROWS(k, kp, c);
+        for (int64_t i = k + 1; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
+        X(k, c) = X(k, c) / A(k, k);
+        k += 1;
+      } else {
+        int64_t kp = -piv - 1;
+        if (kp != k + 1) SWAP_ROWS(k + 1, kp, c);
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k + 1) * X(k + 1, c);
+        T akm1k = A(k + 1, k), akm1 = A(k, k) / akm1k, ak = A(k + 1, k + 1) / akm1k;
+        T denom = akm1 * ak - T(1);
+        T bkm1 = X(k, c) / akm1k, bk = X(k + 1, c) / akm1k;
+        X(k, c) = (ak * bkm1 - bk) / denom;
+        X(k + 1, c) = (akm1 * bk - bkm1) / denom;
+        k += 2;
+      }
+    }
+    for (int64_t k = n - 1; k >= 0;) {  // L^T x = y
+      int piv = PIV(k);
+      T acc = X(k, c);
+      for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k) * X(i, c);
+      X(k, c) = acc;
+      if (piv > 0) {
+        if (piv - 1 != k) SWAP_ROWS(k, piv - 1, c);
+        k -= 1;
+      } else {
+        acc = X(k - 1, c);
+        for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k - 1) * X(i, c);
+        X(k - 1, c) = acc;
+        if (-piv - 1 != k) SWAP_ROWS(k, -piv - 1, c);
+        k -= 2;
+      }
+    }
+  }
+}
+
+void main() {
+  LinalgParams p = pc.p;
+  for (int64_t bi = nn_group_id(); bi < p.batch; bi += nn_group_count()) {
+    locate(p, bi);
+    if (p.mode == LINALG_LU) {
+      lu(p);
+    } else if (p.mode == LINALG_TRSM) {
+      trsm(p);
+    } else if (p.mode == LINALG_PERMUTE) {
+      permute(p);
+    } else if (p.mode == LINALG_CHOLESKY) {
+      cholesky(p);
+    } else if (p.mode == LINALG_DET) {
+      det(p);
+    } else if (p.mode == LINALG_GEQRF) {
+      geqrf(p);
+    } else if (p.mode == LINALG_ORGQR) {
+      orgqr(p);
+    } else if (p.mode == LINALG_ORMQR) {
+      ormqr(p);
+    } else if (p.mode == LINALG_LDL) {
+      ldl(p);
+    } else if (p.mode == LINALG_LDL_SOLVE) {
+      ldl_solve(p);
+    }
+    sync();  // the next matrix reuses shared memory
+  }
+}
