@@ -79,6 +79,10 @@ def test_batch_norm_fast_many_chunks(training, gen, fallback):
     # 3 channels of 8 * 48 * 48 elements: many partial workgroups per channel, many apply groups
     for channels_last in (False, True):
         check_batch_norm((8, 3, 48, 48), torch.float32, training, channels_last, gen, scale=4)
+    # channels innermost with C % 4 == 0: row-wise partial sums over many chunks of rows
+    check_batch_norm((4, 12, 20, 20), torch.float32, training, True, gen, scale=4)
+    check_batch_norm((4, 12, 20, 20), torch.float16, training, True, gen, scale=4)
+    check_batch_norm((3000, 8), torch.float32, training, False, gen, scale=4)
 
 
 def test_batch_norm_strided_input_takes_the_general_path(gen, fallback):
@@ -96,9 +100,11 @@ def test_batch_norm_strided_input_takes_the_general_path(gen, fallback):
         assert_close_to_ref(out, ref, scale=4)
 
 
-def test_batch_norm_fast_is_deterministic(gen, fallback):
-    x = (randn((4, 8, 40, 40), torch.float32, gen, scale=3) + 1).to("vkml")
-    g = randn((4, 8, 40, 40), torch.float32, gen).to("vkml")
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_batch_norm_fast_is_deterministic(channels_last, gen, fallback):
+    x = to_layout((randn((4, 8, 40, 40), torch.float32, gen, scale=3) + 1).to("vkml"),
+                  channels_last)
+    g = to_layout(randn((4, 8, 40, 40), torch.float32, gen).to("vkml"), channels_last)
     w, b = torch.ones(8, device="vkml"), torch.zeros(8, device="vkml")
     runs = []
     for _ in range(2):

@@ -19,11 +19,22 @@ namespace {
 constexpr uint32_t kWorkgroup = 256;
 constexpr int64_t kTargetGroups = 1024;  // partial workgroups to aim for (fills a 132-SM GPU)
 constexpr int64_t kMinChunk = 2048;      // elements of one channel per partial workgroup, at least
+constexpr int64_t kMinRows = 64;         // rows per partial workgroup with BN_ROWS, at least
 
 struct Layout {
   int64_t outer = 0, channels = 0, inner = 0;
   bool operator==(const Layout&) const = default;
 };
+
+// Vector loads and, for channels-innermost layouts that allow it, the row-wise partial stage.
+uint32_t vector_modes(const Layout& l, std::initializer_list<const TensorDesc*> acts) {
+  if (!(l.inner % 4 == 0 || (l.inner == 1 && l.channels % 4 == 0))) return 0;
+  for (const TensorDesc* t : acts) {
+    if (t && t->address % (4 * dtype_size(t->dtype)) != 0) return 0;
+  }
+  bool rows = l.inner == 1 && l.channels % 4 == 0 && l.channels <= 4 * int64_t{kWorkgroup};
+  return BN_VEC4 | (rows ? BN_ROWS : 0u);
+}
 
 // [outer, C, inner] of a dense NCHW-contiguous or channels-innermost tensor (size-1 dims may have
 // any stride); nothing for other layouts.
@@ -102,16 +113,6 @@ std::optional<Layout> common_layout(std::initializer_list<const TensorDesc*> act
   return layout;
 }
 
-// Four elements per invocation: 4-aligned runs of one channel (or of four channels) and
-// addresses aligned to four elements.
-bool vectorizable(const Layout& l, std::initializer_list<const TensorDesc*> acts) {
-  if (!(l.inner % 4 == 0 || (l.inner == 1 && l.channels % 4 == 0))) return false;
-  for (const TensorDesc* t : acts) {
-    if (t && t->address % (4 * dtype_size(t->dtype)) != 0) return false;
-  }
-  return true;
-}
-
 void set_channel(NormBnParams& p, int slot, const TensorDesc* t) {
   if (!t) return;
   p.ch_ptr[slot] = t->address;
@@ -123,11 +124,14 @@ void add_range(std::vector<MemRange>& list, const TensorDesc* t) {
   if (t) list.push_back(nn::range_of(*t));
 }
 
-// Splits each channel's outer * inner elements into chunks for the partial stage.
+// Splits each channel's outer * inner elements into chunks for the partial stage (with
+// BN_ROWS, chunks of rows shared by every channel).
 void plan_chunks(NormBnParams& p, const Layout& l) {
   int64_t per_channel = l.outer * l.inner;
-  int64_t max_chunks = std::max<int64_t>(1, per_channel / kMinChunk);
-  int64_t chunks = std::clamp<int64_t>((kTargetGroups + l.channels - 1) / l.channels, 1, max_chunks);
+  const bool rows = p.mode & BN_ROWS;
+  int64_t max_chunks = std::max<int64_t>(1, per_channel / (rows ? kMinRows : kMinChunk));
+  int64_t wanted = rows ? kTargetGroups : (kTargetGroups + l.channels - 1) / l.channels;
+  int64_t chunks = std::clamp<int64_t>(wanted, 1, max_chunks);
   int64_t len = (per_channel + chunks - 1) / chunks;
   len = (len + 3) / 4 * 4;
   p.chunk_len = static_cast<uint32_t>(len);
@@ -148,9 +152,11 @@ void record(Device& dev, NormBnParams& p, bool apply, std::vector<MemRange> act_
   MemRange scr{p.scratch, scratch_bytes(p)};
   std::vector<MemRange> reads = act_reads, writes = {scr};
   if (p.chunks > 0) {
+    const bool rows = p.mode & BN_ROWS;
     nn::dispatch_groups(dev, nn::variant(dev, "norm_bn_partial", false, true),
-                        nn::workgroup_for(p.chunk_len / 4, kWorkgroup),
-                        int64_t{p.channels} * p.chunks, &p, sizeof(p), reads, writes);
+                        rows ? kWorkgroup : nn::workgroup_for(p.chunk_len / 4, kWorkgroup),
+                        rows ? int64_t{p.chunks} : int64_t{p.channels} * p.chunks, &p, sizeof(p),
+                        reads, writes);
   }
   reads = ch_reads;
   reads.push_back(scr);
@@ -209,9 +215,9 @@ bool forward(Device& dev, const TensorDesc& out, const TensorDesc* save_mean,
       add_range(ch_writes, running_mean);
       add_range(ch_writes, running_var);
     }
-    plan_chunks(p, *l);
   }
-  if (vectorizable(*l, {&input, &out})) p.mode |= BN_VEC4;
+  p.mode |= vector_modes(*l, {&input, &out});
+  if (training) plan_chunks(p, *l);
   record(dev, p, true, {nn::range_of(input)}, ch_reads, ch_writes, &out);
   return true;
 }
@@ -254,8 +260,8 @@ bool backward(Device& dev, const TensorDesc* grad_input, const TensorDesc* grad_
   add_range(ch_writes, grad_weight);
   add_range(ch_writes, grad_bias);
   // Sums over each channel: needed for grad_weight/grad_bias, and for dx when training.
+  p.mode |= vector_modes(*l, {&input, &grad_out, grad_input});
   if (grad_weight || grad_bias || (training && grad_input)) plan_chunks(p, *l);
-  if (vectorizable(*l, {&input, &grad_out, grad_input})) p.mode |= BN_VEC4;
   record(dev, p, grad_input != nullptr, {nn::range_of(input), nn::range_of(grad_out)}, ch_reads,
          ch_writes, grad_input);
   return true;

@@ -17,6 +17,10 @@ layout(push_constant) uniform Push { NormBnParams p; } pc;
 
 #include "norm_vec4.glsl"
 
+#ifdef BN_PARTIAL
+shared vec4 bn_rows_sums[2][256];
+#endif
+
 bool ch_has(NormBnParams p, int s) { return p.ch_ptr[s] != 0ul; }
 float ch_ld(NormBnParams p, int s, uint c) {
   return nn_load(p.ch_ptr[s], int64_t(c) * int64_t(p.ch_stride[s]), p.ch_dtype[s]);
@@ -52,6 +56,49 @@ void main() {
   const bool backward = (p.mode & BN_BACKWARD) != 0u;
   const uint per_channel = p.outer * p.inner;
 #if defined(BN_PARTIAL)
+  if ((p.mode & BN_ROWS) != 0u) {
+    // Rows of C contiguous channels: lane reads channels 4q..4q+3 of every subs-th row, so a
+    // workgroup reads whole rows; the lanes of one quad are then added in order.
+    const uint quads = p.channels / 4u, subs = lanes / quads;
+    const uint q = lane % quads, sub = lane / quads;
+    vec4 ref = vec4(0.0);
+    for (uint e = 0u; e < 4u; ++e) {
+      ref[e] = backward ? bwd_mean(p, 4u * q + e) : channel_shift(p, 4u * q + e);
+    }
+    for (uint g = uint(nn_group_id()); g < p.chunks; g += uint(nn_group_count())) {
+      uint j0 = g * p.chunk_len, j1 = min(j0 + p.chunk_len, per_channel);
+      vec4 s1 = vec4(0.0), s2 = vec4(0.0);
+      for (uint o = j0 + sub; sub < subs && o < j1; o += subs) {
+        vec4 d = ld4(p.x, o * p.channels + 4u * q, p.x_dtype) - ref;
+        if (backward) {
+          vec4 g4 = ld4(p.dy, o * p.channels + 4u * q, p.dy_dtype);
+          s1 += g4;
+          s2 += g4 * d;
+        } else {
+          s1 += d;
+          s2 += d * d;
+        }
+      }
+      bn_rows_sums[0][lane] = s1;
+      bn_rows_sums[1][lane] = s2;
+      barrier();
+      if (lane < quads) {
+        s1 = vec4(0.0);
+        s2 = vec4(0.0);
+        for (uint s = 0u; s < subs; ++s) {
+          s1 += bn_rows_sums[0][s * quads + lane];
+          s2 += bn_rows_sums[1][s * quads + lane];
+        }
+        for (uint e = 0u; e < 4u; ++e) {
+          uint64_t at = p.scratch + uint64_t((4u * lane + e) * p.chunks + g) * 8ul;
+          PF32(at).v = s1[e];
+          PF32(at + 4ul).v = s2[e];
+        }
+      }
+      barrier();
+    }
+    return;
+  }
   const bool vec = (p.mode & BN_VEC4) != 0u && p.inner % 4u == 0u;
   for (int64_t g = nn_group_id(); g < int64_t(p.channels) * int64_t(p.chunks);
        g += nn_group_count()) {

@@ -25,6 +25,8 @@
 #define BN_UPDATE_RUNNING 2u  // forward training: momentum update of running statistics
 #define BN_BACKWARD 4u        // combine/apply compute the backward
 #define BN_VEC4 8u            // four consecutive elements per invocation (16-byte aligned)
+#define BN_ROWS 16u           // partial: channels innermost, a workgroup per chunk of rows with
+                              // an invocation per four channels (C % 4 == 0, C <= 4 * 256)
 
 #ifdef __cplusplus
 #include <cstddef>
