@@ -5,8 +5,9 @@ from the kernel profiler, so a layout that should take (or leave) a fast path is
 import pytest
 import torch
 import torch.nn.functional as F
-import torch_vkml
 from nn_helpers import assert_close_to_ref, only_native, randn
+
+import torch_vkml
 
 HALF_AND_FLOAT = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -29,7 +30,8 @@ def batch_norm_step(x, g, w, b, rm, rv, training):
 def to_layout(t, channels_last):
     if not channels_last:
         return t
-    return t.contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.preserve_format)
+    fmt = torch.channels_last if t.dim() == 4 else torch.preserve_format
+    return t.contiguous(memory_format=fmt)
 
 
 def check_batch_norm(shape, dtype, training, channels_last, gen, expect_fast=True, scale=1):
@@ -45,8 +47,9 @@ def check_batch_norm(shape, dtype, training, channels_last, gen, expect_fast=Tru
         (out, grads), names = kernels_of(
             lambda: batch_norm_step(xv, gv, w.to("vkml"), b.to("vkml"), rm_v, rv_v, training)
         )
-    ref, rgrads = batch_norm_step(x.double(), g.double(), w.double(), b.double(), rm_r, rv_r,
-                                  training)
+    ref, rgrads = batch_norm_step(
+        x.double(), g.double(), w.double(), b.double(), rm_r, rv_r, training
+    )
     assert ("norm_bn_apply" in names) == expect_fast, names
     assert out.dtype == dtype
     if channels_last and expect_fast:
@@ -92,8 +95,7 @@ def test_batch_norm_strided_input_takes_the_general_path(gen, fallback):
         w, b = randn((x.shape[1],), torch.float32, gen), randn((x.shape[1],), torch.float32, gen)
         with only_native():
             out, names = kernels_of(
-                lambda x=x, w=w, b=b: F.batch_norm(x, None, None, w.to("vkml"), b.to("vkml"),
-                                                   True)
+                lambda x=x, w=w, b=b: F.batch_norm(x, None, None, w.to("vkml"), b.to("vkml"), True)
             )
         assert "norm_bn_apply" not in names
         ref = F.batch_norm(view(base.double()), None, None, w.double(), b.double(), True)
@@ -102,8 +104,9 @@ def test_batch_norm_strided_input_takes_the_general_path(gen, fallback):
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_batch_norm_fast_is_deterministic(channels_last, gen, fallback):
-    x = to_layout((randn((4, 8, 40, 40), torch.float32, gen, scale=3) + 1).to("vkml"),
-                  channels_last)
+    x = to_layout(
+        (randn((4, 8, 40, 40), torch.float32, gen, scale=3) + 1).to("vkml"), channels_last
+    )
     g = to_layout(randn((4, 8, 40, 40), torch.float32, gen).to("vkml"), channels_last)
     w, b = torch.ones(8, device="vkml"), torch.zeros(8, device="vkml")
     runs = []
@@ -135,17 +138,24 @@ def layer_norm_step(x, g, w, b, norm, rms):
 @pytest.mark.parametrize("rms", [False, True])
 def test_row_norm_fast(dtype, rms, gen, fallback):
     # rows fewer and more than a parameter-gradient chunk (16), short and 4096-long rows
-    for shape, norm in [((37, 128), (128,)), ((2, 3, 4, 16), (4, 16)), ((3, 4096), (4096,)),
-                        ((1, 4), (4,))]:
+    for shape, norm in [
+        ((37, 128), (128,)),
+        ((2, 3, 4, 16), (4, 16)),
+        ((3, 4096), (4096,)),
+        ((1, 4), (4,)),
+    ]:
         x = randn(shape, dtype, gen, scale=2) + 0.25
         g = randn(shape, dtype, gen)
         w, b = randn(norm, dtype, gen), randn(norm, dtype, gen)
         b = None if rms else b
         args = [t.to("vkml") if t is not None else None for t in (x, g, w, b)]
         with only_native():
-            (out, grads), names = kernels_of(lambda args=args: layer_norm_step(*args, norm, rms))
-        ref, rgrads = layer_norm_step(x.double(), g.double(), w.double(),
-                                      None if rms else b.double(), norm, rms)
+            (out, grads), names = kernels_of(
+                lambda args=args, norm=norm: layer_norm_step(*args, norm, rms)
+            )
+        ref, rgrads = layer_norm_step(
+            x.double(), g.double(), w.double(), None if rms else b.double(), norm, rms
+        )
         assert {"norm_rows_pg_partial", "norm_rows_pg_combine"} <= names, names
         assert "norm_fwd" not in names and "norm_fwd_sg" not in names
         rows = x.numel() // w.numel()
@@ -156,20 +166,24 @@ def test_row_norm_fast(dtype, rms, gen, fallback):
 
 def test_row_norm_other_layouts_take_the_general_path(gen, fallback):
     # a transposed input, a row length not a multiple of 4, rows past the register budget
-    cases = [(randn((24, 8), torch.float32, gen).to("vkml").t(), (24,)),
-             (randn((5, 30), torch.float32, gen).to("vkml"), (30,)),
-             (randn((2, 4104), torch.float32, gen).to("vkml"), (4104,))]
+    cases = [
+        (randn((24, 8), torch.float32, gen).to("vkml").t(), (24,)),
+        (randn((5, 30), torch.float32, gen).to("vkml"), (30,)),
+        (randn((2, 4104), torch.float32, gen).to("vkml"), (4104,)),
+    ]
     for x, norm in cases:
         g = torch.randn(x.shape, generator=gen).to("vkml")
         w, b = torch.randn(norm, generator=gen), torch.randn(norm, generator=gen)
         with only_native():
             (out, grads), names = kernels_of(
-                lambda x=x, g=g, w=w, b=b, norm=norm: layer_norm_step(x, g, w.to("vkml"),
-                                                                      b.to("vkml"), norm, False)
+                lambda x=x, g=g, w=w, b=b, norm=norm: layer_norm_step(
+                    x, g, w.to("vkml"), b.to("vkml"), norm, False
+                )
             )
         assert not any(n.startswith("norm_rows") for n in names), names
-        ref, rgrads = layer_norm_step(x.cpu().double(), g.cpu().double(), w.double(), b.double(),
-                                      norm, False)
+        ref, rgrads = layer_norm_step(
+            x.cpu().double(), g.cpu().double(), w.double(), b.double(), norm, False
+        )
         assert_close_to_ref(out, ref, scale=4)
         rows = x.numel() // w.numel()
         for got, want, s in zip(grads, rgrads, (16, 2 * rows, rows), strict=True):
@@ -180,7 +194,9 @@ def test_row_norm_fast_is_deterministic(gen, fallback):
     x = randn((300, 256), torch.float32, gen, scale=3).to("vkml")
     g = randn((300, 256), torch.float32, gen).to("vkml")
     w, b = torch.randn(256, generator=gen).to("vkml"), torch.randn(256, generator=gen).to("vkml")
-    runs = [[t.cpu() for t in (o, *gr)] for o, gr in
-            (layer_norm_step(x, g, w, b, (256,), False) for _ in range(2))]
+    runs = [
+        [t.cpu() for t in (o, *gr)]
+        for o, gr in (layer_norm_step(x, g, w, b, (256,), False) for _ in range(2))
+    ]
     for a, b_ in zip(*runs, strict=True):
         assert torch.equal(a, b_)

@@ -1,7 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // Batch-norm fast path over a dense [outer, channels, inner] layout (see norm_bn_params.h), fp32
-// math, 32-bit element indices (the host guarantees fewer than 2^31 elements). One stage per variant:
+// math, 32-bit element indices (the host guarantees fewer than 2^31 elements). Stages (variants):
 //   BN_PARTIAL  workgroup per (channel, chunk): forward sums of (x - shift) and (x - shift)^2
 //               (shift: see channel_shift); backward sums of dy and dy * (x - mean)
 //   BN_COMBINE  invocation per channel: adds its chunks in order (deterministic), writes the saved
@@ -41,7 +41,9 @@ uint channel_offset(NormBnParams p, uint c, uint j) {
 float channel_shift(NormBnParams p, uint c) {
   uint count = min(16u, p.outer * p.inner);
   float s = 0.0;
-  for (uint j = 0u; j < count; ++j) s += nn_load(p.x, int64_t(channel_offset(p, c, j)), p.x_dtype);
+  for (uint j = 0u; j < count; ++j) {
+    s += nn_load(p.x, int64_t(channel_offset(p, c, j)), p.x_dtype);
+  }
   return s / float(count);
 }
 

@@ -57,7 +57,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Nor
   uint32_t pad;
 };
 #ifdef __cplusplus
-static_assert(sizeof(NormBnParams) == 8 * 4 + 8 * BN_CHANNEL_SLOTS + 4 * 2 * BN_CHANNEL_SLOTS + 4 * 12);
+static_assert(sizeof(NormBnParams) ==
+              8 * 4 + 8 * BN_CHANNEL_SLOTS + 4 * 2 * BN_CHANNEL_SLOTS + 4 * 12);
 static_assert(offsetof(NormBnParams, ch_stride) == 32 + 8 * BN_CHANNEL_SLOTS);
 static_assert(offsetof(NormBnParams, x_dtype) == 32 + 16 * BN_CHANNEL_SLOTS);
 }  // namespace vkml::ops

@@ -20,7 +20,9 @@ layout(push_constant) uniform Push { NormRowsParams p; } pc;
 
 bool has(NormRowsParams p, int s) { return p.ptr[s] != 0ul; }
 float ld1(NormRowsParams p, int s, uint i) { return nn_load(p.ptr[s], int64_t(i), p.dtype[s]); }
-void st1(NormRowsParams p, int s, uint i, float v) { nn_store(p.ptr[s], int64_t(i), p.dtype[s], v); }
+void st1(NormRowsParams p, int s, uint i, float v) {
+  nn_store(p.ptr[s], int64_t(i), p.dtype[s], v);
+}
 vec4 ld(NormRowsParams p, int s, uint off) { return ld4(p.ptr[s], off, p.dtype[s]); }
 
 void main() {

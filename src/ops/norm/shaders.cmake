@@ -44,7 +44,8 @@ vkml_shader(NAME norm_bn_apply SOURCE ${_dir}/norm_bn.comp DEFINES BN_APPLY INCL
 # The row-norm fast path (layer / RMS norm over contiguous rows, norm_rows.comp), fp32 math.
 foreach(stage fwd bwd)
   string(TOUPPER ${stage} S)
-  vkml_shader(NAME norm_rows_${stage} SOURCE ${_dir}/norm_rows.comp DEFINES ROWS_${S} INCLUDE ${_dir})
+  vkml_shader(NAME norm_rows_${stage} SOURCE ${_dir}/norm_rows.comp DEFINES ROWS_${S}
+              INCLUDE ${_dir})
   vkml_shader(NAME norm_rows_${stage}_sg SOURCE ${_dir}/norm_rows.comp
               DEFINES ROWS_${S} VKML_NN_SUBGROUP INCLUDE ${_dir})
 endforeach()
