@@ -151,6 +151,7 @@ void record(Device& dev, NormBnParams& p, bool apply, std::vector<MemRange> act_
   p.scratch = scratch.address();
   MemRange scr{p.scratch, scratch_bytes(p)};
   std::vector<MemRange> reads = act_reads, writes = {scr};
+  reads.insert(reads.end(), ch_reads.begin(), ch_reads.end());  // the backward's mean
   if (p.chunks > 0) {
     const bool rows = p.mode & BN_ROWS;
     nn::dispatch_groups(dev, nn::variant(dev, "norm_bn_partial", false, true),
