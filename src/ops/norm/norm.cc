@@ -9,7 +9,9 @@
 #include <string>
 
 #include "ops/nn_util.h"
+#include "ops/norm/norm_bn.h"
 #include "ops/norm/norm_params.h"
+#include "ops/norm/norm_rows.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -264,6 +266,9 @@ void layer_forward(Device& dev, const TensorDesc& out, const TensorDesc* mean,
   set_stat(v, NORM_MEAN, mean, input, axis, "mean");
   set_stat(v, NORM_RSTD, rstd, input, axis, "rstd");
   if (input.numel() == 0) return;
+  if (norm_rows::forward(dev, out, mean, rstd, input, weight, bias, normalized_ndim, eps, rms)) {
+    return;
+  }
   launch(dev, "norm_fwd", v, rms ? NORM_RMS : 0, eps, 0.0,
          bit(NORM_Y) | bit(NORM_MEAN) | bit(NORM_RSTD));
 }
@@ -281,8 +286,15 @@ void layer_backward(Device& dev, const TensorDesc* grad_input, const TensorDesc*
   set_stat(v, NORM_MEAN, mean, input, axis, "mean");
   set_stat(v, NORM_RSTD, &rstd, input, axis, "rstd");
   uint32_t mode = rms ? NORM_RMS : 0;
+  if (grad_input) nn::check_same_sizes(*grad_input, input, op);
+  std::vector<int64_t> normalized(input.sizes.begin() + axis, input.sizes.end());
+  check_shape(grad_weight, normalized, "grad_weight");
+  check_shape(grad_bias, normalized, "grad_bias");
+  if (norm_rows::backward(dev, grad_input, grad_weight, grad_bias, grad_out, input, mean, rstd,
+                          weight, normalized_ndim, rms)) {
+    return;
+  }
   if (grad_input) {
-    nn::check_same_sizes(*grad_input, input, op);
     View gi = v;
     gi.set(NORM_Y, grad_input, grad_input->strides);
     if (input.numel() != 0) launch(dev, "norm_bwd", gi, mode, 0.0, 0.0, bit(NORM_Y));
@@ -474,6 +486,10 @@ void batch_norm(Device& dev, const TensorDesc& out, const TensorDesc* save_mean,
     mode |= NORM_FIXED_STATS;
   }
   if (input.numel() == 0) return;
+  if (norm_bn::forward(dev, out, save_mean, save_invstd, input, weight, bias, running_mean,
+                       running_var, training, momentum, eps)) {
+    return;
+  }
   launch(dev, "norm_fwd", v, mode, eps, momentum, written);
 }
 
@@ -513,6 +529,10 @@ void batch_norm_backward(Device& dev, const TensorDesc* grad_input, const Tensor
   set_per_channel(v, NORM_GW, grad_weight, "grad_weight");
   set_per_channel(v, NORM_GB, grad_bias, "grad_bias");
   if (!grad_input && !grad_weight && !grad_bias) return;
+  if (norm_bn::backward(dev, grad_input, grad_weight, grad_bias, grad_out, input, weight,
+                        running_mean, running_var, save_mean, save_invstd, training, eps)) {
+    return;
+  }
   launch(dev, "norm_bwd", v, mode, eps, 0.0, bit(NORM_Y) | bit(NORM_GW) | bit(NORM_GB));
 }
 

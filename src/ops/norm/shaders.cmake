@@ -35,3 +35,21 @@ foreach(fp "" _f64)
   vkml_shader(NAME norm_split_bwd_apply${fp} SOURCE ${_dir}/norm_split.comp
               DEFINES SPLIT_APPLY SPLIT_BACKWARD ${_fp} INCLUDE ${_dir})
 endforeach()
+# The batch-norm fast path over dense NCHW / channels_last layouts (norm_bn.comp), fp32 math.
+vkml_shader(NAME norm_bn_partial SOURCE ${_dir}/norm_bn.comp DEFINES BN_PARTIAL INCLUDE ${_dir})
+vkml_shader(NAME norm_bn_partial_sg SOURCE ${_dir}/norm_bn.comp
+            DEFINES BN_PARTIAL VKML_NN_SUBGROUP INCLUDE ${_dir})
+vkml_shader(NAME norm_bn_combine SOURCE ${_dir}/norm_bn.comp DEFINES BN_COMBINE INCLUDE ${_dir})
+vkml_shader(NAME norm_bn_apply SOURCE ${_dir}/norm_bn.comp DEFINES BN_APPLY INCLUDE ${_dir})
+# The row-norm fast path (layer / RMS norm over contiguous rows, norm_rows.comp), fp32 math.
+foreach(stage fwd bwd)
+  string(TOUPPER ${stage} S)
+  vkml_shader(NAME norm_rows_${stage} SOURCE ${_dir}/norm_rows.comp DEFINES ROWS_${S}
+              INCLUDE ${_dir})
+  vkml_shader(NAME norm_rows_${stage}_sg SOURCE ${_dir}/norm_rows.comp
+              DEFINES ROWS_${S} VKML_NN_SUBGROUP INCLUDE ${_dir})
+endforeach()
+vkml_shader(NAME norm_rows_pg_partial SOURCE ${_dir}/norm_rows.comp DEFINES ROWS_PG_PARTIAL
+            INCLUDE ${_dir})
+vkml_shader(NAME norm_rows_pg_combine SOURCE ${_dir}/norm_rows.comp DEFINES ROWS_PG_COMBINE
+            INCLUDE ${_dir})
