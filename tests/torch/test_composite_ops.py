@@ -120,3 +120,38 @@ def test_nonzero_static(size):
                                    torch.nonzero_static(t, size=size))
     with pytest.raises(RuntimeError):
         torch.nonzero_static(vk(x), size=-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_histogram(dtype):
+    gen = torch.Generator().manual_seed(6)
+    x = (torch.randn(40, 30, generator=gen) * 3).to(dtype)
+    w = torch.rand(30, 40, generator=gen).to(dtype).t()  # strided weights
+    xt = x.t().contiguous().t()
+    cases = [dict(bins=7), dict(bins=1), dict(bins=13, range=(-2.0, 5.0)),
+             dict(bins=9, weight=w), dict(bins=6, density=True),
+             dict(bins=5, range=(-1.0, 1.0), weight=w, density=True)]
+    for kw in cases:
+        kv = {k: (vk(v) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        hist, edges = torch.histogram(vk(xt), **kv)
+        eh, ee = torch.histogram(xt, **kw)
+        torch.testing.assert_close(edges.cpu(), ee)
+        torch.testing.assert_close(hist.cpu(), eh)
+    edges = torch.tensor([-4.0, -1.0, 0.0, 0.5, 3.0, 9.0], dtype=dtype)  # uneven edges
+    for kw in (dict(), dict(weight=w), dict(density=True)):
+        kv = {k: (vk(v) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        got = torch.histogram(vk(x), vk(edges), **kv)
+        exp = torch.histogram(x, edges, **kw)
+        torch.testing.assert_close(got[0].cpu(), exp[0])
+        torch.testing.assert_close(got[1].cpu(), exp[1])
+    same = torch.full((5,), 2.0, dtype=dtype)  # min == max widens the range by 1/2 each side
+    torch.testing.assert_close(torch.histogram(vk(same), 4)[1].cpu(), torch.histogram(same, 4)[1])
+    empty = torch.empty(0, dtype=dtype)
+    torch.testing.assert_close(torch.histogram(vk(empty), 3, range=(0.0, 1.0))[0].cpu(),
+                               torch.histogram(empty, 3, range=(0.0, 1.0))[0])
+    with pytest.raises(RuntimeError):
+        torch.histogram(vk(x), 0)
+    with pytest.raises(RuntimeError):
+        torch.histogram(vk(x), 3, range=(2.0, 1.0))
+    with pytest.raises(NotImplementedError):
+        torch.histogram(vk(x.half()), 3)
