@@ -155,3 +155,21 @@ def test_histogram(dtype):
         torch.histogram(vk(x), 3, range=(2.0, 1.0))
     with pytest.raises(NotImplementedError):
         torch.histogram(vk(x.half()), 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64,
+                                   torch.bool, torch.uint8])
+def test_angle(dtype):
+    x = torch.tensor([[-2.5, 0.0, -0.0, 3.0, float("nan"), float("-inf")],
+                      [float("inf"), -1e-30, 7.0, -7.0, 1.0, -1.0]])
+    x = x.nan_to_num(0.0).to(dtype) if not dtype.is_floating_point else x.to(dtype)
+    xt = x.t()  # strided
+    torch.testing.assert_close(torch.angle(vk(xt)).cpu(), torch.angle(xt), equal_nan=True)
+    out = torch.empty(2, 6, dtype=torch.angle(x).dtype, device="vkml").t()
+    torch.angle(vk(xt), out=out)
+    torch.testing.assert_close(out.cpu(), torch.angle(xt), equal_nan=True)
+    if dtype == torch.float32:
+        a, b = x.clone().requires_grad_(), vk(x).requires_grad_()
+        torch.angle(a).sum().backward()
+        torch.angle(b).sum().backward()
+        torch.testing.assert_close(b.grad.cpu(), a.grad)

@@ -1,5 +1,6 @@
 // Ops PyTorch gives each backend to implement but that are short compositions of vkml kernels:
-// equal, linalg_cross, unfold_backward, repeat_interleave's index form and nonzero_static. Each runs as a few
+// equal, linalg_cross, unfold_backward, repeat_interleave's index form, nonzero_static and the
+// angle of real tensors. Each runs as a few
 // dispatches on strided views; equal and repeat_interleave read one small result back, because
 // their result (a Python bool, an output size) lives on the host, as on CUDA.
 #include <ATen/ExpandUtils.h>
@@ -12,6 +13,7 @@
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/isnan.h>
 #include <ATen/ops/logical_and.h>
 #include <ATen/ops/lt.h>
 #include <ATen/ops/ne.h>
@@ -23,7 +25,10 @@
 #include <ATen/ops/stack.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/DefaultDtype.h>
 #include <c10/core/WrapDimMinimal.h>
+
+#include <cmath>
 #include <torch/library.h>
 
 namespace torch_vkml {
@@ -146,6 +151,30 @@ at::Tensor nonzero_static(const at::Tensor& x, int64_t size, int64_t fill_value)
   return rows.narrow(0, 0, size).clone();
 }
 
+// angle of a real tensor: pi below zero, 0 elsewhere, NaN kept (integers give floats).
+at::Tensor& angle_out(const at::Tensor& x, at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!x.is_complex(), "vkml: angle of a complex tensor is not supported");
+  at::ScalarType result = at::isIntegralType(x.scalar_type(), /*includeBool=*/true)
+                              ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                              : x.scalar_type();
+  TORCH_CHECK(out.scalar_type() == result, "angle: expected out of dtype ", result, " but got ",
+              out.scalar_type());
+  at::native::resize_output(out, x.sizes());
+  at::TensorOptions options = x.options().dtype(result);
+  at::Tensor half_turn = at::where(at::lt(x, 0), at::scalar_tensor(M_PI, options),
+                                   at::scalar_tensor(0.0, options));
+  at::where_out(out, at::isnan(x), x.to(result), half_turn);
+  return out;
+}
+
+at::Tensor angle(const at::Tensor& x) {
+  at::ScalarType result = at::isIntegralType(x.scalar_type(), /*includeBool=*/true)
+                              ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                              : x.scalar_type();
+  at::Tensor out = at::empty({0}, x.options().dtype(result));
+  return angle_out(x, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -155,6 +184,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold_backward", unfold_backward);
   m.impl("repeat_interleave.Tensor", repeat_interleave);
   m.impl("nonzero_static", nonzero_static);
+  m.impl("angle", angle);
+  m.impl("angle.out", angle_out);
 }
 
 }  // namespace torch_vkml
