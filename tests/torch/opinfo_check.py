@@ -352,7 +352,7 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         checked += 1
     notes = ""
     if rounded:
-        notes += f"; {rounded} within the CPU's float32 rounding of the float64 result"
+        notes += f"; {rounded} within twice the CPU's own error against float64"
     if exact:
         notes += f"; {exact} match mpmath where the CPU's float64 kernel is off"
     return "pass", f"{checked} samples{notes}"
