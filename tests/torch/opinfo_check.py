@@ -3,8 +3,10 @@
 Shared by the full sweep (scripts/opinfo_sweep.py, `make opinfo`) and the CI regression subset
 (tests/torch/test_opinfo.py). Statuses:
   pass        every sample matched the CPU (forward; gradients for float32 where the op has them);
-              elements off by more than the tolerance pass only where vkml is within the CPU's own
-              largest error against the same sample computed in float64 (the CPU's rounding)
+              elements off by more than the tolerance pass only where vkml is within twice the
+              CPU's own largest error against the same sample computed in float64 (the CPU's
+              rounding, summation order); float64 J/Y/Airy, where the CPU's kernels are less
+              accurate than the tolerance, are judged against mpmath (noted in the reason)
   fails       a mismatch or an unexpected error, with the first reason
   not_native  the op (or one it decomposes into) has no vkml kernel (VKML_FALLBACK=error raised)
   skipped     PyTorch itself marks this case unsupported, or the op is random / uninitialised
@@ -155,11 +157,18 @@ def _as_float64(sample):
     return sample.transform(cast)
 
 
+# How far beyond the CPU's own largest deviation from float64 vkml may be: two float32 sums of the
+# same terms in different orders (GEMM tiles, convolution gradients) each carry an error of the
+# same size, so one may exceed the other's largest error at some element; twice it bounds that.
+ROUNDING_SLACK = 2.0
+
+
 def _only_cpu_rounding(actual, expected, reference) -> bool:
     """True when, at every element where vkml and the CPU disagree, vkml is no further from the
-    float64 computation of the same sample than the CPU's largest deviation from it: the mismatch
-    is within the CPU's own rounding (of intermediates in half precision, or float32
-    cancellation), so the tolerance asked more than the CPU itself achieves."""
+    float64 computation of the same sample than ROUNDING_SLACK times the CPU's largest deviation
+    from it: the mismatch is within the CPU's own rounding (of intermediates in half precision,
+    float32 cancellation or summation order), so the tolerance asked more than the CPU itself
+    achieves."""
     a_flat, _ = tree_flatten(tree_map(_to_cpu, actual))
     e_flat, _ = tree_flatten(expected)
     r_flat, _ = tree_flatten(tree_map(_to_cpu, reference))
@@ -182,7 +191,42 @@ def _only_cpu_rounding(actual, expected, reference) -> bool:
         cpu_err = (e64 - r64).abs()
         if not bool(torch.isfinite(cpu_err[bad]).all()):
             return False
-        if not bool(((a64 - r64).abs()[bad] <= cpu_err.max()).all()):
+        if not bool(((a64 - r64).abs()[bad] <= ROUNDING_SLACK * cpu_err.max()).all()):
+            return False
+    return True
+
+
+def _mpmath_functions():
+    import mpmath
+
+    return {"special.bessel_j0": lambda v: mpmath.besselj(0, v),
+            "special.bessel_j1": lambda v: mpmath.besselj(1, v),
+            "special.bessel_y0": lambda v: mpmath.bessely(0, v) if v > 0 else None,
+            "special.bessel_y1": lambda v: mpmath.bessely(1, v) if v > 0 else None,
+            "special.airy_ai": mpmath.airyai}
+
+
+# Unary float64 kernels of PyTorch's CPU that are less accurate than the OpInfo tolerance
+# (J0(5.1) is off by 3e-7): there vkml is judged against mpmath instead.
+INACCURATE_CPU_FLOAT64 = ("special.bessel_j0", "special.bessel_j1", "special.bessel_y0",
+                          "special.bessel_y1", "special.airy_ai")
+
+
+def _matches_mpmath(op, sample, actual) -> bool:
+    """For INACCURATE_CPU_FLOAT64 ops: vkml's float64 result within tolerance of mpmath's value at
+    every finite argument (NaN/inf handling is still compared with the CPU by the caller)."""
+    fn = _mpmath_functions()[op_key(op)]
+    rtol, atol = TOLERANCES[torch.float64]
+    x = sample.input.detach().double().flatten().tolist()
+    got = _to_cpu(actual).double().flatten().tolist()
+    for v, g in zip(x, got, strict=True):
+        if v != v or v in (float("inf"), float("-inf")):
+            continue
+        exact = fn(v)
+        if exact is None:
+            continue
+        exact = float(exact)
+        if not abs(g - exact) <= atol + rtol * abs(exact):
             return False
     return True
 
@@ -191,27 +235,30 @@ def _float64_grads(op, sample, grads):
     s64 = _as_float64(sample)
     leaves, _ = tree_flatten((s64.input, s64.args, s64.kwargs))
     ins = [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
-    out = op(s64.input, *s64.args, **s64.kwargs)
+    out = s64.output_process_fn_grad(op(s64.input, *s64.args, **s64.kwargs))
     outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
     return torch.autograd.grad(outs, ins, [g.double() for g in grads], allow_unused=True)
 
 
-def _grad_check(op, sample, vk_sample) -> str | None:
-    """Gradients of sum(out * g) w.r.t. every float input, vkml against CPU (float32 only)."""
+def _grad_check(op, sample, vk_sample) -> tuple[str | None, int]:
+    """Gradients of sum(out * g) w.r.t. every float input, vkml against CPU (float32 only).
+    Returns (why they differ or None, 1 if they matched only within the CPU's rounding)."""
     def inputs(s):
         leaves, _ = tree_flatten((s.input, s.args, s.kwargs))
         return [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
 
     cpu_in, vk_in = inputs(sample), inputs(vk_sample)
     if not cpu_in:
-        return None
-    cpu_out = op(sample.input, *sample.args, **sample.kwargs)
-    vk_out = op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs)
+        return None, 0
+    # As PyTorch's own device tests: outputs pass through the sample's output_process_fn_grad
+    # (e.g. abs() of eigen/singular vectors, whose signs are arbitrary).
+    cpu_out = sample.output_process_fn_grad(op(sample.input, *sample.args, **sample.kwargs))
+    vk_out = vk_sample.output_process_fn_grad(op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs))
     cpu_outs = [t for t in tree_flatten(cpu_out)[0]
                 if isinstance(t, torch.Tensor) and t.requires_grad]
     vk_outs = [t for t in tree_flatten(vk_out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
     if not cpu_outs or len(cpu_outs) != len(vk_outs):
-        return None
+        return None, 0
     gen = torch.Generator().manual_seed(0)
     grads = [torch.randn(t.shape, dtype=t.dtype, generator=gen) for t in cpu_outs]
     cpu_g = torch.autograd.grad(cpu_outs, cpu_in, grads, allow_unused=True)
@@ -219,7 +266,7 @@ def _grad_check(op, sample, vk_sample) -> str | None:
     vk_g = torch.autograd.grad(vk_outs, vk_in, vk_grads, allow_unused=True)
     for a, e in zip(vk_g, cpu_g):
         if (a is None) != (e is None):
-            return "gradient defined on one device only"
+            return "gradient defined on one device only", 0
     why = _compare([a for a in vk_g if a is not None], [e for e in cpu_g if e is not None],
                    torch.float32)
     if why:
@@ -227,11 +274,11 @@ def _grad_check(op, sample, vk_sample) -> str | None:
             ref = [r for r in _float64_grads(op, sample, grads) if r is not None]
             if _only_cpu_rounding([a for a in vk_g if a is not None],
                                   [e for e in cpu_g if e is not None], ref):
-                return None
+                return None, 1
         except Exception:  # noqa: BLE001 - no float64 version: the mismatch stands
             pass
-        return "gradient: " + why
-    return None
+        return "gradient: " + why, 0
+    return None, 0
 
 
 def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tuple[str, str]:
@@ -249,12 +296,12 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         return "skipped", f"sample generation failed: {type(e).__name__}"
     if not samples:
         return "skipped", "no samples"
-    checked = 0
+    checked = rounded = exact = 0
     for sample in samples:
         if op.name in RANDOM_SAMPLES and RANDOM_SAMPLES[op.name](sample):
             continue
         try:
-            expected = op(sample.input, *sample.args, **sample.kwargs)
+            expected = sample.output_process_fn_grad(op(sample.input, *sample.args, **sample.kwargs))
             expected = tree_map(_to_cpu, expected)
         except Exception as e:  # noqa: BLE001 - the CPU rejects it: vkml must too
             cpu_error = type(e)
@@ -265,7 +312,8 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         else:
             vk_sample = sample.transform(_to_vkml)
         try:
-            actual = op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs)
+            actual = vk_sample.output_process_fn_grad(
+                op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs))
         except Exception as e:  # noqa: BLE001
             if _is_fallback_error(e):
                 return "not_native", _fallback_reason(e)
@@ -282,15 +330,23 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         if why and dtype.is_floating_point:
             try:
                 s64 = _as_float64(sample)
-                if _only_cpu_rounding(actual, expected, op(s64.input, *s64.args, **s64.kwargs)):
-                    why = None
+                ref64 = s64.output_process_fn_grad(op(s64.input, *s64.args, **s64.kwargs))
+                if _only_cpu_rounding(actual, expected, ref64):
+                    why, rounded = None, rounded + 1
             except Exception:  # noqa: BLE001 - no float64 version: the mismatch stands
+                pass
+        if why and dtype == torch.float64 and op_key(op) in INACCURATE_CPU_FLOAT64:
+            try:
+                if _matches_mpmath(op, sample, actual):
+                    why, exact = None, exact + 1
+            except ImportError:
                 pass
         if why:
             return "fails", why
         if want_grad:
             try:
-                why = _grad_check(op, sample, vk_sample)
+                why, grad_rounded = _grad_check(op, sample, vk_sample)
+                rounded += grad_rounded
             except Exception as e:  # noqa: BLE001
                 if _is_fallback_error(e):
                     return "not_native", "backward: " + _fallback_reason(e)
@@ -298,4 +354,9 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
             if why:
                 return "fails", why
         checked += 1
-    return "pass", f"{checked} samples"
+    notes = ""
+    if rounded:
+        notes += f"; {rounded} within twice the CPU's own error against float64"
+    if exact:
+        notes += f"; {exact} match mpmath where the CPU's float64 kernel is off"
+    return "pass", f"{checked} samples{notes}"

@@ -1,6 +1,8 @@
-// Special functions on vkml (lgamma, digamma, polygamma, erfinv, Bessel I0/I1 and their scaled
-// forms, ndtri, log_ndtr, erfcx, entr, sinc): elementwise rows of the "gamma", "bessel", "ndtr"
-// and "erf" groups. Integers and bool compute in the default float type, as on the CPU.
+// Special functions on vkml (lgamma, digamma, polygamma, erfinv, Bessel I/J/Y/K and their scaled
+// forms, Airy Ai, ndtri, log_ndtr, erfcx, entr, sinc, zeta, igamma, orthogonal polynomials):
+// elementwise rows of the special groups. Integers and bool compute in the default float type,
+// as on the CPU.
+#include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@ namespace {
 
 using ew::Params;
 using ew::Promote;
+using vkml::ops::BinaryOp;
 using vkml::ops::UnaryOp;
 
 // The CPU has no f16/bf16 kernel for ndtri, log_ndtr and erfcx (AT_DISPATCH_FLOATING_TYPES).
@@ -61,7 +64,49 @@ at::Tensor& polygamma_out(int64_t n, const at::Tensor& x, at::Tensor& o) {
   return o;
 }
 
+// Binary special functions the CPU computes in float and double only (torch.special's
+// polynomials, zeta): f16/bf16 raise NotImplementedError as there.
+void check_no_half(const char* name, const at::Tensor& a, const at::Tensor& b) {
+  at::ScalarType t = at::result_type(a, b);
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kHalf && t != at::kBFloat16, "\"", name,
+                              "_cpu\" not implemented for '", c10::toString(t), "'");
+}
+template <BinaryOp kOp>
+at::Tensor binary_fn(const at::Tensor& a, const at::Tensor& b) {
+  check_no_half(vkml::ops::op_info(kOp).name.data(), a, b);
+  return ew::binary(kOp, Promote::kIntToFloat, a, b, 1, {});
+}
+template <BinaryOp kOp>
+at::Tensor& binary_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  check_no_half(vkml::ops::op_info(kOp).name.data(), a, b);
+  ew::binary(kOp, Promote::kIntToFloat, a, b, 1, o);
+  return o;
+}
+// igamma, igammac: floating dtypes only (half and bfloat16 included).
+template <BinaryOp kOp>
+at::Tensor igamma_fn(const at::Tensor& a, const at::Tensor& b) {
+  return ew::binary(kOp, Promote::kFloating, a, b, 1, {});
+}
+template <BinaryOp kOp>
+at::Tensor& igamma_inplace(at::Tensor& a, const at::Tensor& b) {
+  ew::binary(kOp, Promote::kFloating, a, b, 1, a, true);
+  return a;
+}
+template <BinaryOp kOp>
+at::Tensor& igamma_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  ew::binary(kOp, Promote::kFloating, a, b, 1, o);
+  return o;
+}
+
 }  // namespace
+
+#define VKML_SPECIAL_BINARY(name, op)         \
+  m.impl(name, binary_fn<BinaryOp::op>);      \
+  m.impl(name ".out", binary_out<BinaryOp::op>);
+#define VKML_IGAMMA(name, op)                     \
+  m.impl(name, igamma_fn<BinaryOp::op>);          \
+  m.impl(name "_", igamma_inplace<BinaryOp::op>); \
+  m.impl(name ".out", igamma_out<BinaryOp::op>);
 
 #define VKML_SPECIAL3(name, op, half)          \
   m.impl(name, fn<UnaryOp::op, half>);         \
@@ -84,6 +129,33 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   VKML_SPECIAL2("special_erfcx", kErfcx, false)
   VKML_SPECIAL2("special_ndtri", kNdtri, false)
   VKML_SPECIAL2("special_log_ndtr", kLogNdtr, false)
+  VKML_SPECIAL2("special_modified_bessel_i0", kI0, false)
+  VKML_SPECIAL2("special_modified_bessel_i1", kI1, false)
+  VKML_SPECIAL2("special_modified_bessel_k0", kBesselK0, false)
+  VKML_SPECIAL2("special_modified_bessel_k1", kBesselK1, false)
+  VKML_SPECIAL2("special_scaled_modified_bessel_k0", kBesselK0e, false)
+  VKML_SPECIAL2("special_scaled_modified_bessel_k1", kBesselK1e, false)
+  VKML_SPECIAL2("special_bessel_j0", kBesselJ0, false)
+  VKML_SPECIAL2("special_bessel_j1", kBesselJ1, false)
+  VKML_SPECIAL2("special_bessel_y0", kBesselY0, false)
+  VKML_SPECIAL2("special_bessel_y1", kBesselY1, false)
+  VKML_SPECIAL2("special_spherical_bessel_j0", kSphericalBesselJ0, false)
+  VKML_SPECIAL2("special_airy_ai", kAiryAi, false)
+  VKML_SPECIAL_BINARY("special_chebyshev_polynomial_t", kChebyshevT)
+  VKML_SPECIAL_BINARY("special_chebyshev_polynomial_u", kChebyshevU)
+  VKML_SPECIAL_BINARY("special_chebyshev_polynomial_v", kChebyshevV)
+  VKML_SPECIAL_BINARY("special_chebyshev_polynomial_w", kChebyshevW)
+  VKML_SPECIAL_BINARY("special_shifted_chebyshev_polynomial_t", kShiftedChebyshevT)
+  VKML_SPECIAL_BINARY("special_shifted_chebyshev_polynomial_u", kShiftedChebyshevU)
+  VKML_SPECIAL_BINARY("special_shifted_chebyshev_polynomial_v", kShiftedChebyshevV)
+  VKML_SPECIAL_BINARY("special_shifted_chebyshev_polynomial_w", kShiftedChebyshevW)
+  VKML_SPECIAL_BINARY("special_hermite_polynomial_h", kHermiteH)
+  VKML_SPECIAL_BINARY("special_hermite_polynomial_he", kHermiteHe)
+  VKML_SPECIAL_BINARY("special_laguerre_polynomial_l", kLaguerreL)
+  VKML_SPECIAL_BINARY("special_legendre_polynomial_p", kLegendreP)
+  VKML_SPECIAL_BINARY("special_zeta", kZeta)
+  VKML_IGAMMA("igamma", kIgamma)
+  VKML_IGAMMA("igammac", kIgammac)
   m.impl("polygamma", polygamma);
   m.impl("polygamma_", polygamma_);
   m.impl("polygamma.out", polygamma_out);

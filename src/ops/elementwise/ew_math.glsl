@@ -399,5 +399,8 @@ T ew_erfc(T x) {
 #include "ew_math_ops.glsl"
 #include "ew_math_extra.glsl"
 #include "ew_math_special.glsl"
+#include "ew_math_poly.glsl"
+#include "ew_math_bessel.glsl"
+#include "ew_math_igamma.glsl"
 
 #undef T

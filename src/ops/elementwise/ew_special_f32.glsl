@@ -66,3 +66,124 @@ float ew_i1_asym(float t) {
   p = p * u + 3.893984556e-01;
   return p;
 }
+#define EW_EULER 5.772156715e-01
+#define EW_INV_SQRT_PI 5.641896129e-01
+#define EW_AIRY_C1 3.550280631e-01
+#define EW_AIRY_C2 2.588194013e-01
+// Hankel P0(x) for x = 5/sqrt(s) >= 5 (degree 4).
+float ew_hankel_p0(float s) {
+  float u = (s - 5.000000000e-01) * 2.000000000e+00;
+  float p = 3.126234276e-07;
+  p = p * u - 2.527516244e-06;
+  p = p * u + 3.491346797e-05;
+  p = p * u - 1.327475999e-03;
+  p = p * u + 9.986347556e-01;
+  return p;
+}
+// x Q0(x) for x = 5/sqrt(s) >= 5 (degree 6).
+float ew_hankel_q0(float s) {
+  float u = (s - 5.000000000e-01) * 2.000000000e+00;
+  float p = -5.552597671e-08;
+  p = p * u + 2.160493153e-07;
+  p = p * u - 9.361568232e-07;
+  p = p * u + 6.224773642e-06;
+  p = p * u - 6.338777166e-05;
+  p = p * u + 1.314215828e-03;
+  p = p * u - 1.236149669e-01;
+  return p;
+}
+// sqrt(x) exp(x) K0(x) for x = 2/t >= 2 (degree 8).
+float ew_k0_asym(float t) {
+  float u = (t - 5.000000000e-01) * 2.000000000e+00;
+  float p = 1.051685672e-06;
+  p = p * u - 2.977620852e-06;
+  p = p * u + 6.749838576e-06;
+  p = p * u - 2.409718036e-05;
+  p = p * u + 9.963329649e-05;
+  p = p * u - 4.799523740e-04;
+  p = p * u + 3.032886190e-03;
+  p = p * u - 3.107144870e-02;
+  p = p * u + 1.218595386e+00;
+  return p;
+}
+// Hankel P1(x) for x = 5/sqrt(s) >= 5 (degree 4).
+float ew_hankel_p1(float s) {
+  float u = (s - 5.000000000e-01) * 2.000000000e+00;
+  float p = -3.635053929e-07;
+  p = p * u + 3.055417665e-06;
+  p = p * u - 4.577850996e-05;
+  p = p * u + 2.241443843e-03;
+  p = p * u + 1.002290606e+00;
+  return p;
+}
+// x Q1(x) for x = 5/sqrt(s) >= 5 (degree 6).
+float ew_hankel_q1(float s) {
+  float u = (s - 5.000000000e-01) * 2.000000000e+00;
+  float p = 6.161663890e-08;
+  p = p * u - 2.427617858e-07;
+  p = p * u + 1.074609486e-06;
+  p = p * u - 7.354156878e-06;
+  p = p * u + 7.898161130e-05;
+  p = p * u - 1.864851569e-03;
+  p = p * u + 3.730474412e-01;
+  return p;
+}
+// sqrt(x) exp(x) K1(x) for x = 2/t >= 2 (degree 8).
+float ew_k1_asym(float t) {
+  float u = (t - 5.000000000e-01) * 2.000000000e+00;
+  float p = -1.270621055e-06;
+  p = p * u + 3.668394129e-06;
+  p = p * u - 8.664350389e-06;
+  p = p * u + 3.208398630e-05;
+  p = p * u - 1.396757143e-04;
+  p = p * u + 7.359423325e-04;
+  p = p * u - 5.566723179e-03;
+  p = p * u + 1.033497229e-01;
+  p = p * u + 1.363151908e+00;
+  return p;
+}
+#define EW_AIRY_ZETA2 1.885618091e+00
+// 2 sqrt(pi) x^(1/4) exp(zeta) Ai(x) for x >= 2 (degree 7).
+float ew_airy_pos(float t) {
+  float u = (t - 5.000000000e-01) * 2.000000000e+00;
+  float p = -1.531827706e-06;
+  p = p * u + 4.589282526e-06;
+  p = p * u - 1.209811126e-05;
+  p = p * u + 4.779412120e-05;
+  p = p * u - 2.279049950e-04;
+  p = p * u + 1.413338934e-03;
+  p = p * u - 1.461345702e-02;
+  p = p * u + 9.836792946e-01;
+  return p;
+}
+// Ai(-z)'s amplitude P for z >= 2 (degree 8).
+float ew_airy_p(float t) {
+  float u = (t - 5.000000000e-01) * 2.000000000e+00;
+  float p = -1.679871175e-08;
+  p = p * u - 3.977277174e-06;
+  p = p * u + 1.439325843e-05;
+  p = p * u - 1.882638935e-05;
+  p = p * u - 4.025280214e-05;
+  p = p * u + 4.091463343e-04;
+  p = p * u - 1.621104311e-03;
+  p = p * u - 4.423046950e-03;
+  p = p * u + 9.976102710e-01;
+  return p;
+}
+// Ai(-z)'s amplitude Q for z >= 2 (degree 11).
+float ew_airy_q(float t) {
+  float u = (t - 5.000000000e-01) * 2.000000000e+00;
+  float p = -2.127869294e-07;
+  p = p * u - 1.656014703e-08;
+  p = p * u + 1.505284786e-06;
+  p = p * u - 2.716239123e-06;
+  p = p * u + 1.914965424e-06;
+  p = p * u + 4.927526334e-06;
+  p = p * u - 3.395634485e-05;
+  p = p * u + 1.103694813e-04;
+  p = p * u - 1.358383452e-04;
+  p = p * u - 1.324278535e-03;
+  p = p * u + 1.676753908e-02;
+  p = p * u + 1.781266555e-02;
+  return p;
+}

@@ -265,7 +265,66 @@ def generate_special(p: Precision) -> str:
         L.append(f"  {T} u = (t - {p.lit(mid)}) * {p.lit(1 / half)};")
         L.append(horner(c, "u", p))
         L.append("  return p;\n}")
+    L.extend(generate_bessel(p))
     return "\n".join(L) + "\n"
+
+
+def fit_kernel(name: str, f, lo, hi, var: str, p: Precision, target, note: str) -> list[str]:
+    """A function `name(var)` evaluating the fit of f on [lo, hi] (see chebyfit_poly)."""
+    T = "float" if p.bits == 24 else "double"
+    c, d = chebyfit_poly(f, lo, hi, p, target)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    return [f"// {note} (degree {d}).", f"{T} {name}({T} {var}) {{",
+            f"  {T} u = ({var} - {p.lit(mid)}) * {p.lit(1 / half)};", horner(c, "u", p),
+            "  return p;", "}"]
+
+
+def generate_bessel(p: Precision) -> list[str]:
+    """Fits behind ew_math_bessel.glsl: the Hankel amplitudes P, Q of J and Y for x >= 5,
+    sqrt(x) e^x K(x) for x > 2, and Ai's exponential and oscillating amplitudes for |x| >= 2."""
+    eps16 = p.eps / 8
+    L = [f"#define EW_EULER {p.lit(mp.euler)}", f"#define EW_INV_SQRT_PI {p.lit(1 / mp.sqrt(mp.pi))}",
+         f"#define EW_AIRY_C1 {p.lit(1 / (mp.cbrt(9) * mp.gamma(mp.mpf(2) / 3)))}",
+         f"#define EW_AIRY_C2 {p.lit(1 / (mp.cbrt(3) * mp.gamma(mp.mpf(1) / 3)))}"]
+    tiny = mp.mpf("1e-24")
+    for nu in (0, 1):
+        # x = 5 / sqrt(s): J = sqrt(2/(pi x)) (P cos th - Q sin th), Y = ... (P sin th + Q cos th).
+        def pq(s, nu=nu):
+            x = 5 / mp.sqrt(s)
+            th = x - (2 * nu + 1) * mp.pi / 4
+            j, y, a = mp.besselj(nu, x), mp.bessely(nu, x), mp.sqrt(mp.pi * x / 2)
+            return a * (j * mp.cos(th) + y * mp.sin(th)), a * (y * mp.cos(th) - j * mp.sin(th)) * x
+        L += fit_kernel(f"ew_hankel_p{nu}", lambda s, f=pq: f(s)[0], tiny, mp.mpf(1), "s", p,
+                        eps16, f"Hankel P{nu}(x) for x = 5/sqrt(s) >= 5")
+        L += fit_kernel(f"ew_hankel_q{nu}", lambda s, f=pq: f(s)[1], tiny, mp.mpf(1), "s", p,
+                        eps16 * mp.mpf("0.125"), f"x Q{nu}(x) for x = 5/sqrt(s) >= 5")
+        L += fit_kernel(f"ew_k{nu}_asym",
+                        lambda t, nu=nu: mp.sqrt(2 / t) * mp.exp(2 / t) * mp.besselk(nu, 2 / t),
+                        tiny, mp.mpf(1), "t", p, eps16, f"sqrt(x) exp(x) K{nu}(x) for x = 2/t >= 2")
+    # Airy: zeta = 2/3 |x|^1.5 and t = ZETA2 / zeta, ZETA2 = zeta at |x| = 2.
+    z2 = mp.mpf(2) / 3 * mp.mpf(2) ** mp.mpf(1.5)
+    L.append(f"#define EW_AIRY_ZETA2 {p.lit(z2)}")
+
+    def xz(t):
+        return (mp.mpf(1.5) * z2 / t) ** (mp.mpf(2) / 3)
+
+    def ai_pos(t):
+        x = xz(t)
+        return 2 * mp.sqrt(mp.pi) * mp.root(x, 4) * mp.exp(z2 / t) * mp.airyai(x)
+
+    def ai_neg(t):
+        z = xz(t)
+        ph = z2 / t + mp.pi / 4
+        a, b, m = mp.airyai(-z), mp.airybi(-z), mp.sqrt(mp.pi) * mp.root(z, 4)
+        return m * (a * mp.sin(ph) + b * mp.cos(ph)), m * (b * mp.sin(ph) - a * mp.cos(ph))
+
+    L += fit_kernel("ew_airy_pos", ai_pos, tiny, mp.mpf(1), "t", p, eps16,
+                    "2 sqrt(pi) x^(1/4) exp(zeta) Ai(x) for x >= 2")
+    L += fit_kernel("ew_airy_p", lambda t: ai_neg(t)[0], tiny, mp.mpf(1), "t", p, eps16,
+                    "Ai(-z)'s amplitude P for z >= 2")
+    L += fit_kernel("ew_airy_q", lambda t: ai_neg(t)[1], tiny, mp.mpf(1), "t", p, eps16 / 16,
+                    "Ai(-z)'s amplitude Q for z >= 2")
+    return L
 
 
 def main() -> None:
