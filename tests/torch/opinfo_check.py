@@ -39,7 +39,8 @@ NONDETERMINISTIC = ("empty", "new_empty", "empty_like", "empty_strided", "new_em
                     "nn.functional.dropout", "nn.functional.rrelu", "nn.functional.alpha_dropout",
                     "nn.functional.feature_alpha_dropout", "rand_like", "randn_like",
                     "randint_like", "bernoulli", "normal.in_place", "hash_tensor",
-                    "nn.functional.dropout2d", "nn.functional.dropout3d")
+                    "nn.functional.dropout2d", "nn.functional.dropout3d",
+                    "svd_lowrank")  # svd_lowrank: random projections drawn on the device
 
 # Samples that draw random numbers (dropout while training): vkml's generator is not the CPU's.
 RANDOM_SAMPLES = {
@@ -188,10 +189,21 @@ def _only_cpu_rounding(actual, expected, reference) -> bool:
         bad = ~torch.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
         if not bool(bad.any()):
             continue
+        # Where the CPU's half-precision kernel returns NaN but float64 is finite (matrix_exp's
+        # intermediates overflow), vkml must match float64 itself within the dtype's tolerance.
+        cpu_nan = torch.isnan(e64) & torch.isfinite(r64)
+        if bool((bad & cpu_nan).any()):
+            r_rounded = r64.to(e.dtype).double()  # past the dtype's range float64 rounds to inf
+            if not bool(torch.isclose(a64, r_rounded, rtol=rtol, atol=atol)[bad & cpu_nan].all()):
+                return False
+            bad = bad & ~cpu_nan
+            if not bool(bad.any()):
+                continue
         cpu_err = (e64 - r64).abs()
         if not bool(torch.isfinite(cpu_err[bad]).all()):
             return False
-        if not bool(((a64 - r64).abs()[bad] <= ROUNDING_SLACK * cpu_err.max()).all()):
+        finite_err = cpu_err[torch.isfinite(cpu_err)]
+        if not bool(((a64 - r64).abs()[bad] <= ROUNDING_SLACK * finite_err.max()).all()):
             return False
     return True
 
@@ -356,7 +368,8 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         checked += 1
     notes = ""
     if rounded:
-        notes += f"; {rounded} within twice the CPU's own error against float64"
+        notes += (f"; {rounded} within twice the CPU's own error against float64 (or at float64"
+                  " where the CPU's half kernel gives NaN)")
     if exact:
         notes += f"; {exact} match mpmath where the CPU's float64 kernel is off"
     return "pass", f"{checked} samples{notes}"
