@@ -364,6 +364,7 @@ void Stream::download(uint64_t src, void* host, uint64_t bytes) {
 uint64_t Stream::params(const void* data, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& im = *impl_;
+  const uint64_t data_bytes = bytes;  // what the caller owns; the slot is rounded up to 16
   bytes = (bytes + 15) & ~15ull;
   if (bytes > kParamsChunk) throw InvalidArgument("vkml: parameter block too large");
   if (im.params_index < 0 || im.params_offset + bytes > kParamsChunk) {
@@ -393,7 +394,7 @@ uint64_t Stream::params(const void* data, uint64_t bytes) {
     im.params_offset = 0;
   }
   auto& chunk = im.params_chunks[im.params_index];
-  std::memcpy(static_cast<uint8_t*>(chunk.raw.mapped) + im.params_offset, data, bytes);
+  std::memcpy(static_cast<uint8_t*>(chunk.raw.mapped) + im.params_offset, data, data_bytes);
   uint64_t addr = chunk.raw.address + im.params_offset;
   im.params_offset += bytes;
   im.params_pending[std::this_thread::get_id()]++;

@@ -262,6 +262,8 @@ def gen_scalar_binary(rng, b: Builder):
         return None  # keep integer programs integer
     if name == "clamp_min" and (dtype == BOOL or (dtype == U8 and scalar < 0)):
         return None  # known: test_fuzz.py::test_clamp_uint8_with_negative_scalar (xfail)
+    if name == "pow" and scalar == 0.5:
+        return None  # known: test_fuzz.py::test_pow_half_is_sqrt (xfail)
     exact = (
         b.values[a].exact
         and name in ("add", "sub", "mul", "clamp_min")

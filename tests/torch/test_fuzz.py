@@ -127,3 +127,14 @@ def test_sub_with_bool_raises_like_cpu(fn):
 def test_clamp_uint8_with_negative_scalar():
     x = torch.tensor([10, 200, 3], dtype=torch.uint8)
     assert torch.equal(torch.clamp_min(x.to(V), -3).cpu(), torch.clamp_min(x, -3))
+
+
+@pytest.mark.xfail(
+    reason="the CPU computes pow(x, 0.5) as sqrt(x): pow(-inf, 0.5) is NaN and pow(-0.0, 0.5) is "
+    "-0.0 there, inf and 0.0 on vkml (C pow rules). Found by fuzzing (make fuzz); the generator "
+    "skips this exponent until it is fixed.",
+    strict=True,
+)
+def test_pow_half_is_sqrt():
+    x = torch.tensor([-float("inf"), -0.0, 4.0, -1.0])
+    assert fuzz_programs.compare(torch.pow(x, 0.5), torch.pow(x.to(V), 0.5).cpu()) is None
