@@ -12,8 +12,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import fuzz_programs  # noqa: E402
 
 V = "vkml"
-# ~40 s on lavapipe with a warm pipeline cache.
-PROGRAMS = int(os.environ.get("VKML_FUZZ_PROGRAMS", "600"))
+# About 30 s on lavapipe with a warm pipeline cache.
+PROGRAMS = int(os.environ.get("VKML_FUZZ_PROGRAMS", "400"))
 CHUNKS = 6
 
 
@@ -93,8 +93,9 @@ def test_bool_unary_raises_like_cpu(name, error):
         getattr(b, name)()
     with pytest.raises(error):
         getattr(b.to(V), name)()
-    with pytest.raises(error):
-        getattr(torch, name)(b.to(V), out=torch.empty(3, dtype=torch.bool, device=V))
+    if name != "relu":  # relu has no out= form
+        with pytest.raises(error):
+            getattr(torch, name)(b.to(V), out=torch.empty(3, dtype=torch.bool, device=V))
 
 
 @pytest.mark.parametrize(
