@@ -1,6 +1,7 @@
 # vkml developer entry points. Every target runs scripts/setup.sh first (once; a stamp makes it
 # incremental), so `make test` on a fresh Debian 12/13 machine is the whole recipe.
 #   make build | test | demo | bench | format | clean | distclean | device-toolchain
+#   make sanitize | tsan | fuzz   (ASan+UBSan, ThreadSanitizer, differential fuzzing; see below)
 # Knobs: BUILD_TYPE, JOBS, CTEST_ARGS, PYTEST_ARGS, BENCH_ARGS.
 
 SHELL       := /bin/bash
@@ -121,3 +122,44 @@ FORCE:
 # Full OpInfo sweep: regenerates tests/torch/opinfo/status.json and docs/ops.md.
 opinfo: build
 	@$(TEST_ENV) $(PY_ENV) $(PYTHON) scripts/opinfo_sweep.py
+
+# ---- sanitizers and fuzzing -------------------------------------------------------------------------
+# The C++ core and its gtest suites under ASan+UBSan (build-asan) and TSan (build-tsan), on the same
+# device as `make test`, validation on. Shaders are copied from $(BUILD), not recompiled.
+# Suppressions (tests/sanitizers/*.supp) cover only third-party code, each with its reason.
+# -O1 -g1: sanitizer-friendly code with line tables, at a fraction of RelWithDebInfo's compile time.
+SAN_CMAKE  = $(CMAKE) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+             -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DVKML_BUILD_PYTHON=OFF -DVKML_BUILD_BENCH=OFF \
+             -DVKML_SHADER_REUSE_DIR=$(CURDIR)/$(BUILD)/shaders
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+SAN_SUPP   := $(CURDIR)/tests/sanitizers
+FUZZ_MINUTES ?= 30
+
+.PHONY: sanitize tsan fuzz
+sanitize: build
+	@if [ ! -f build-asan/build.ninja ]; then \
+	  $(SAN_CMAKE) -S . -B build-asan -DCMAKE_C_FLAGS="$(ASAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" \
+	    -DCMAKE_EXE_LINKER_FLAGS="$(ASAN_FLAGS)"; \
+	fi
+	@$(CMAKE) --build build-asan -j$(JOBS) --target vkml_runtime_tests vkml_ops_tests
+	@$(TEST_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+	  LSAN_OPTIONS=suppressions=$(SAN_SUPP)/lsan.supp:print_suppressions=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure --no-tests=error $(CTEST_ARGS)
+
+tsan: build
+	@if [ ! -f build-tsan/build.ninja ]; then \
+	  $(SAN_CMAKE) -S . -B build-tsan -DCMAKE_C_FLAGS="$(TSAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" \
+	    -DCMAKE_EXE_LINKER_FLAGS="$(TSAN_FLAGS)"; \
+	fi
+	@$(CMAKE) --build build-tsan -j$(JOBS) --target vkml_runtime_tests
+	@export $(TEST_ENV) VKML_CACHE_DIR=$(CURDIR)/build-tsan/test-cache \
+	  TSAN_OPTIONS=suppressions=$(SAN_SUPP)/tsan.supp:halt_on_error=1:second_deadlock_stack=1; \
+	  build-tsan/tests/vkml_runtime_tests && \
+	  VKML_DEVICE_ORDER=0,0 build-tsan/tests/vkml_runtime_tests --gtest_filter='Threads*'
+
+# Differential fuzzer: random short programs on CPU and vkml for FUZZ_MINUTES with random seeds
+# (make test runs a bounded, fixed-seed slice in tests/torch/test_fuzz.py).
+fuzz: build
+	@$(TEST_ENV) $(PY_ENV) $(PYTHON) tests/torch/fuzz_programs.py --minutes $(FUZZ_MINUTES)

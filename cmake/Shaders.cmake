@@ -2,6 +2,8 @@
 # Variants needing compiler features the local glslang lacks are skipped with a message.
 
 find_program(VKML_GLSLANG NAMES glslang glslangValidator REQUIRED)
+# Shaders directory of another build tree whose embedded .cc files this one copies (sanitizer builds).
+set(VKML_SHADER_REUSE_DIR "" CACHE PATH "reuse the embedded shaders of another build's shaders/ dir")
 find_program(VKML_SPIRV_VAL NAMES spirv-val REQUIRED)
 set(VKML_SHADER_COMMON ${CMAKE_SOURCE_DIR}/src/ops/shaders/common)
 set(VKML_SHADER_OUT ${CMAKE_BINARY_DIR}/shaders)
@@ -74,6 +76,18 @@ function(vkml_shader)
   endforeach()
   set(spv ${VKML_SHADER_OUT}/${S_NAME}.spv)
   set(cc ${VKML_SHADER_OUT}/${S_NAME}.cc)
+  if(VKML_SHADER_REUSE_DIR)
+    # Sanitizer builds take the embedded SPIR-V of a regular build: same shaders, minutes saved.
+    add_custom_command(
+      OUTPUT ${cc}
+      COMMAND ${CMAKE_COMMAND} -E copy ${VKML_SHADER_REUSE_DIR}/${S_NAME}.cc ${cc}
+      DEPENDS ${VKML_SHADER_REUSE_DIR}/${S_NAME}.cc
+      COMMENT "SPIR-V ${S_NAME} (reused)"
+      VERBATIM)
+    set_property(GLOBAL APPEND PROPERTY VKML_SHADER_SOURCES ${cc})
+    set_property(GLOBAL APPEND PROPERTY VKML_SHADER_NAMES ${S_NAME})
+    return()
+  endif()
   add_custom_command(
     OUTPUT ${cc}
     # glslang prints errors on stdout; show them only when it fails.

@@ -1,5 +1,6 @@
 // The per-device runtime: allocator, stream, pipelines. Ops and the torch bridge use only this.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -80,15 +81,18 @@ class Device {
 
 // Records work for one device and submits it in batches on a timeline semaphore.
 // Barriers come from hazard tracking: a dispatch waits only for earlier writes it touches.
+// A batch is submitted after 64 commands (VKML_BATCH_SIZE) or once its estimated cost passes
+// the submit budget (VKML_SUBMIT_COST, in scalar operations), so no submission runs for long.
 class Stream {
  public:
   explicit Stream(Device& device);
   ~Stream();
 
-  // Records a compute dispatch. `push` is at most 128 bytes of push constants.
+  // Records a compute dispatch. `push` is at most 128 bytes of push constants. `cost` estimates
+  // its work in scalar operations (a GEMM passes m*n*k); 0 means one per invocation.
   void dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, const void* push,
                 uint32_t push_bytes, std::span<const MemRange> reads,
-                std::span<const MemRange> writes);
+                std::span<const MemRange> writes, uint64_t cost = 0);
   // Device-to-device byte copy on this device.
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
   // Fills bytes (multiple of 4, 4-aligned address) with a 32-bit pattern.
@@ -98,6 +102,8 @@ class Stream {
   // Device-to-host copy; waits for the data.
   void download(uint64_t src, void* host, uint64_t bytes);
   // Copies `bytes` of parameters into per-submission host-visible memory; returns its address.
+  // Each block must be followed, on the same thread, by the dispatch() that reads it: its memory
+  // is recycled only after every block handed out has its dispatch recorded.
   uint64_t params(const void* data, uint64_t bytes);
 
   // Submits what is recorded; returns the timeline value that marks its completion.
@@ -109,10 +115,18 @@ class Stream {
   uint64_t pending_value();
   bool query(uint64_t value) { return completed_value() >= value; }
 
-  // Statistics for tests and benchmarks.
-  uint64_t barriers_recorded() const { return barriers_; }
-  uint64_t dispatches_recorded() const { return dispatches_; }
-  uint64_t submits() const { return submits_; }
+  // The cost budget per submission (0: no cost rule, only the command count).
+  void set_submit_cost_limit(uint64_t cost);
+  uint64_t submit_cost_limit();
+
+  // Statistics for tests and benchmarks (readable from any thread). submits() counts flushes
+  // that submitted; submissions() every queue submission; cost_submissions() those the cost
+  // budget triggered.
+  uint64_t barriers_recorded() const { return barriers_.load(std::memory_order_relaxed); }
+  uint64_t dispatches_recorded() const { return dispatches_.load(std::memory_order_relaxed); }
+  uint64_t submits() const { return submits_.load(std::memory_order_relaxed); }
+  uint64_t submissions() const { return submissions_.load(std::memory_order_relaxed); }
+  uint64_t cost_submissions() const { return cost_submissions_.load(std::memory_order_relaxed); }
 
   // GPU timestamps (ns) around recorded work, for benchmarks. Returns a query id.
   uint32_t write_timestamp();
@@ -125,7 +139,8 @@ class Stream {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::mutex mu_;
-  uint64_t barriers_ = 0, dispatches_ = 0, submits_ = 0;
+  std::atomic<uint64_t> barriers_{0}, dispatches_{0}, submits_{0}, submissions_{0},
+      cost_submissions_{0};
   friend struct StreamAccess;
 };
 

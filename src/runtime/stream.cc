@@ -1,8 +1,11 @@
 // Batched command recording and submission on one timeline semaphore.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "hazard_tracker.h"
@@ -20,6 +23,9 @@ constexpr uint64_t kStagingChunk = 32ull << 20;   // largest single staging buff
 constexpr uint64_t kStagingCap = 256ull << 20;    // staging memory kept before waiting
 constexpr uint64_t kParamsChunk = 256ull << 10;
 constexpr uint32_t kTimestampQueries = 256;
+// Estimated scalar operations per submission before it is submitted: about a millisecond of
+// work on a slow integrated GPU, so a long recorded sequence never runs as one long submission.
+constexpr uint64_t kDefaultSubmitCost = 1ull << 28;
 
 // Host-visible buffers whose reuse waits until the GPU has passed `busy_until`.
 struct HostBuffer {
@@ -41,6 +47,10 @@ struct Stream::Impl {
   VkCommandBuffer current = VK_NULL_HANDLE;
   uint32_t commands_in_current = 0;
   uint32_t batch_limit = 64;
+  uint64_t cost_in_current = 0;
+  uint64_t cost_limit = kDefaultSubmitCost;
+  std::atomic<uint64_t>* submissions = nullptr;       // Stream's counters
+  std::atomic<uint64_t>* cost_submissions = nullptr;
   std::deque<std::pair<VkCommandBuffer, uint64_t>> in_flight;
   std::vector<VkCommandBuffer> free_cbs;
   HazardTracker hazards;
@@ -49,6 +59,10 @@ struct Stream::Impl {
   int params_index = -1;
   uint64_t params_offset = 0;
   KernelProfiler profiler;
+  // Threads that took a parameter block and have not recorded its dispatch yet (another thread
+  // may submit in between); chunks filled meanwhile wait in `retiring` until none is left.
+  std::unordered_map<std::thread::id, uint32_t> params_pending;
+  std::vector<int> retiring;
 
   Impl(Device& d, VulkanDevice& v) : dev(d), vk(v) {}
 
@@ -126,11 +140,13 @@ struct Stream::Impl {
     if (current) in_flight.emplace_back(current, value);
     current = VK_NULL_HANDLE;
     commands_in_current = 0;
+    cost_in_current = 0;
     submitted = value;
     if (profiler.enabled()) {  // the query pool is reused by the next buffer: read it now
       wait(value);
       profiler.collect(vk.device);
     }
+    submissions->fetch_add(1, std::memory_order_relaxed);
     return value;
   }
 
@@ -149,8 +165,25 @@ struct Stream::Impl {
     poll();
   }
 
-  void after_command() {
-    if (++commands_in_current >= batch_limit) submit(false);
+  // Submits when the batch holds batch_limit commands or its estimated cost passes cost_limit.
+  void after_command(uint64_t cost) {
+    cost_in_current += cost;
+    if (++commands_in_current >= batch_limit) {
+      submit(false);
+    } else if (cost_limit && cost_in_current >= cost_limit) {
+      submit(false);
+      cost_submissions->fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // A dispatch is about to be recorded: the parameter blocks its thread took are consumed.
+  // Once no block is pending, retired chunks are free after the submission this lands in.
+  void consume_params() {
+    if (params_pending.empty() || params_pending.erase(std::this_thread::get_id()) == 0) return;
+    if (params_pending.empty() && !retiring.empty()) {
+      for (int i : retiring) params_chunks[i].busy_until = submitted + 1;
+      retiring.clear();
+    }
   }
 
   HostBuffer& acquire_staging(uint64_t bytes) {
@@ -212,6 +245,11 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
   if (prof && std::atoi(prof) > 0 && device.caps().timestamps) {
     impl_->profiler.enable(impl_->vk.device, impl_->batch_limit, device.caps().timestamp_period_ns);
   }
+  if (const char* c = std::getenv("VKML_SUBMIT_COST")) {
+    impl_->cost_limit = std::strtoull(c, nullptr, 10);
+  }
+  impl_->submissions = &submissions_;
+  impl_->cost_submissions = &cost_submissions_;
 }
 
 Stream::~Stream() {
@@ -229,7 +267,9 @@ Stream::~Stream() {
 
 void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, const void* push,
                       uint32_t push_bytes, std::span<const MemRange> reads,
-                      std::span<const MemRange> writes) {
+                      std::span<const MemRange> writes, uint64_t cost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->consume_params();  // first: an empty or refused dispatch still ends its params' wait
   if (gx == 0 || gy == 0 || gz == 0) return;
   const auto& maxc = impl_->dev.caps().max_workgroup_count;
   if (gx > maxc[0] || gy > maxc[1] || gz > maxc[2]) {
@@ -237,7 +277,7 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
                           "x" + std::to_string(gz) + " workgroups exceeds the device limit");
   }
   if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
-  std::lock_guard<std::mutex> lock(mu_);
+  if (cost == 0) cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
   VkCommandBuffer cb = impl_->begin();
   if (impl_->order(reads, writes)) barriers_++;
   bool profiling = impl_->profiler.enabled();
@@ -252,7 +292,7 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
   vk::vkCmdDispatch(cb, gx, gy, gz);
   if (profiling) impl_->profiler.after(cb);
   dispatches_++;
-  impl_->after_command();
+  impl_->after_command(cost);
 }
 
 void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
@@ -268,7 +308,7 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   VkBufferCopy region{s.offset, d.offset, bytes};
   vk::vkCmdCopyBuffer(cb, reinterpret_cast<VkBuffer>(s.buffer), reinterpret_cast<VkBuffer>(d.buffer),
                       1, &region);
-  impl_->after_command();
+  impl_->after_command(bytes / 4);
 }
 
 void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
@@ -280,7 +320,7 @@ void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
   VkCommandBuffer cb = impl_->begin();
   if (impl_->order({}, {&w, 1})) barriers_++;
   vk::vkCmdFillBuffer(cb, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, pattern);
-  impl_->after_command();
+  impl_->after_command(bytes / 4);
 }
 
 void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
@@ -299,7 +339,7 @@ void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
     VkBufferCopy region{0, d.offset + done, n};
     vk::vkCmdCopyBuffer(cb, hb.raw.buffer, reinterpret_cast<VkBuffer>(d.buffer), 1, &region);
     hb.busy_until = impl_->submitted + 1;
-    impl_->after_command();
+    impl_->after_command(n / 4);
     done += n;
   }
 }
@@ -343,10 +383,17 @@ void Stream::download(uint64_t src, void* host, uint64_t bytes) {
 uint64_t Stream::params(const void* data, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& im = *impl_;
+  const uint64_t data_bytes = bytes;  // what the caller owns; the slot is rounded up to 16
   bytes = (bytes + 15) & ~15ull;
   if (bytes > kParamsChunk) throw InvalidArgument("vkml: parameter block too large");
   if (im.params_index < 0 || im.params_offset + bytes > kParamsChunk) {
-    if (im.params_index >= 0) im.params_chunks[im.params_index].busy_until = im.submitted + 1;
+    if (im.params_index >= 0) {
+      if (im.params_pending.empty()) {
+        im.params_chunks[im.params_index].busy_until = im.submitted + 1;
+      } else {
+        im.retiring.push_back(im.params_index);  // stays busy until its blocks' dispatches
+      }
+    }
     im.poll();
     im.params_index = -1;
     for (size_t i = 0; i < im.params_chunks.size(); ++i) {
@@ -366,10 +413,21 @@ uint64_t Stream::params(const void* data, uint64_t bytes) {
     im.params_offset = 0;
   }
   auto& chunk = im.params_chunks[im.params_index];
-  std::memcpy(static_cast<uint8_t*>(chunk.raw.mapped) + im.params_offset, data, bytes);
+  std::memcpy(static_cast<uint8_t*>(chunk.raw.mapped) + im.params_offset, data, data_bytes);
   uint64_t addr = chunk.raw.address + im.params_offset;
   im.params_offset += bytes;
+  im.params_pending[std::this_thread::get_id()]++;
   return addr;
+}
+
+void Stream::set_submit_cost_limit(uint64_t cost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->cost_limit = cost;
+}
+
+uint64_t Stream::submit_cost_limit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->cost_limit;
 }
 
 uint64_t Stream::flush() {

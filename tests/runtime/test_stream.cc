@@ -124,4 +124,34 @@ TEST_F(StreamTest, TimestampsMeasureWork) {
   EXPECT_GT(ns1, ns0);
 }
 
+TEST_F(StreamTest, CostlyWorkIsSubmittedInPieces) {
+  // 40 heavy dispatches are fewer than one 64-command batch, but their estimated cost passes the
+  // submit budget every 4 fills: the stream submits 10 pieces on its own, without a host wait.
+  Stream& s = dev().stream();
+  const uint64_t old_limit = s.submit_cost_limit();
+  const int64_t n = 1 << 18;
+  DeviceBuffer a(dev(), n * 8);
+  ops::fill(dev(), desc(a.address, DType::kI32, {2 * n}), Scalar::from_int(-1));
+  dev().synchronize();
+  auto record = [&](uint64_t limit) {
+    s.set_submit_cost_limit(limit);
+    uint64_t by_cost = s.cost_submissions(), completed = s.completed_value();
+    for (int i = 0; i < 40; ++i) {
+      ops::fill(dev(), desc(a.address, DType::kI32, {n}, {2}), Scalar::from_int(i));  // n threads
+    }
+    uint64_t pieces = s.cost_submissions() - by_cost;
+    EXPECT_LE(s.completed_value(), completed + pieces) << "no host wait while recording";
+    return pieces;
+  };
+  uint64_t pieces = record(4 * n);
+  EXPECT_EQ(pieces, 10u);
+  auto out = download<int32_t>(dev(), a.address, 2 * n);
+  EXPECT_EQ(out[0], 39);
+  EXPECT_EQ(out[2 * n - 2], 39);
+  EXPECT_EQ(out[1], -1);
+  EXPECT_EQ(record(0), 0u) << "a zero budget turns the cost rule off";
+  s.set_submit_cost_limit(old_limit);
+  dev().synchronize();
+}
+
 }  // namespace vkml::testing

@@ -53,19 +53,32 @@ at::Tensor& out_st(const at::Scalar& a, const at::Tensor& b, at::Tensor& o) {
   return o;
 }
 
+// sub and rsub refuse bool operands (tensors or Python bools), as the CPU does.
+void check_sub(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() != at::kBool || b.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. "
+              "Use the `^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(a.scalar_type() != at::kBool && b.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. "
+              "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+              "instead.");
+}
 // add / sub carry alpha.
 template <BinaryOp kOp>
 at::Tensor alpha_fn(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) {
+  if constexpr (kOp == BinaryOp::kSub) check_sub(a, b);
   return ew::binary(kOp, Promote::kSame, a, b, alpha, {});
 }
 template <BinaryOp kOp>
 at::Tensor& alpha_inplace(at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) {
+  if constexpr (kOp == BinaryOp::kSub) check_sub(a, b);
   ew::binary(kOp, Promote::kSame, a, b, alpha, a, true);
   return a;
 }
 template <BinaryOp kOp>
 at::Tensor& alpha_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha,
                       at::Tensor& o) {
+  if constexpr (kOp == BinaryOp::kSub) check_sub(a, b);
   ew::binary(kOp, Promote::kSame, a, b, alpha, o);
   return o;
 }
@@ -182,15 +195,6 @@ at::Tensor& integral_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o
 }
 
 // rsub(self, other, alpha) = other - alpha * self, with sub's refusal of bool.
-void check_sub(const at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(a.scalar_type() != at::kBool || b.scalar_type() != at::kBool,
-              "Subtraction, the `-` operator, with two bool tensors is not supported. "
-              "Use the `^` or `logical_xor()` operator instead.");
-  TORCH_CHECK(a.scalar_type() != at::kBool && b.scalar_type() != at::kBool,
-              "Subtraction, the `-` operator, with a bool tensor is not supported. "
-              "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
-              "instead.");
-}
 at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_sub(self, other);
   return ew::binary(BinaryOp::kSub, Promote::kSame, other, self, alpha, {});

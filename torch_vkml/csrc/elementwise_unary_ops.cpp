@@ -13,17 +13,36 @@ using vkml::ops::BinaryOp;
 using vkml::ops::UnaryOp;
 using ew::Promote;
 
+// The CPU refuses bool inputs for these ops; raise the same exception types.
+template <UnaryOp kOp>
+void check_bool_input(const at::Tensor& x) {
+  if (x.scalar_type() != at::kBool) return;
+  if constexpr (kOp == UnaryOp::kNeg) {
+    TORCH_CHECK(false, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  } else if constexpr (kOp == UnaryOp::kRelu) {
+    TORCH_CHECK(false, "Boolean inputs not supported for relu");
+  } else if constexpr (kOp == UnaryOp::kAbs || kOp == UnaryOp::kFloor || kOp == UnaryOp::kCeil ||
+                       kOp == UnaryOp::kRound || kOp == UnaryOp::kTrunc || kOp == UnaryOp::kFrac) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", std::string(vkml::ops::op_info(kOp).name),
+                                "\" not implemented for 'Bool'");
+  }
+}
+
 template <UnaryOp kOp, Promote kP>
 at::Tensor fn(const at::Tensor& x) {
+  check_bool_input<kOp>(x);
   return ew::unary(kOp, kP, x, {});
 }
 template <UnaryOp kOp, Promote kP>
 at::Tensor& inplace(at::Tensor& x) {
+  check_bool_input<kOp>(x);
   ew::unary(kOp, kP, x, x, true);
   return x;
 }
 template <UnaryOp kOp, Promote kP>
 at::Tensor& out(const at::Tensor& x, at::Tensor& o) {
+  check_bool_input<kOp>(x);
   ew::unary(kOp, kP, x, o);
   return o;
 }

@@ -113,6 +113,8 @@ PYBIND11_MODULE(_C, m) {
     d["dispatches"] = s.dispatches_recorded();
     d["barriers"] = s.barriers_recorded();
     d["submits"] = s.submits();
+    d["submissions"] = s.submissions();
+    d["cost_submissions"] = s.cost_submissions();
     return d;
   });
   m.def("set_profiling", [](int i, bool on) {

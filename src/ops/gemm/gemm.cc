@@ -149,6 +149,8 @@ void gemm(Device& dev, const GemmDesc& desc) {
   p.k_chunk = plan.k_chunk;
 
   const Pipeline& pipe = dev.pipeline(plan.shader, plan.spec);
+  // Multiply-adds, for the stream's submit budget (the launch shape says little about K).
+  const uint64_t cost = static_cast<uint64_t>(batches) * d.m * d.n * std::max<int64_t>(d.k, 1);
   uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
   const int64_t tiles_m = (d.m + plan.tile_m - 1) / plan.tile_m;
@@ -168,11 +170,13 @@ void gemm(Device& dev, const GemmDesc& desc) {
     size_t nreads = 0;
     for (size_t i = 0; i < nab; ++i) reads[nreads++] = ab[i];
     for (size_t i = 0; i < nepi; ++i) reads[nreads++] = epi_reads[i];
-    dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {reads, nreads}, {&c_range, 1});
+    dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {reads, nreads}, {&c_range, 1},
+                          cost);
     return;
   }
   const MemRange partial_range{partial, partial_bytes};
-  dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {ab, nab}, {&partial_range, 1});
+  dev.stream().dispatch(pipe, gx, gy, gz, &addr, sizeof(addr), {ab, nab}, {&partial_range, 1},
+                        cost);
   MemRange reads[3] = {partial_range};
   size_t nreads = 1;
   for (size_t i = 0; i < nepi; ++i) reads[nreads++] = epi_reads[i];
@@ -180,6 +184,8 @@ void gemm(Device& dev, const GemmDesc& desc) {
   const Pipeline& reduce =
       dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(d.out_dtype)), spec);
   const int64_t total = batches * d.m * d.n;
+  // Its own copy of the parameters: each block belongs to one dispatch (see Stream::params).
+  addr = dev.stream().params(&p, sizeof(p));
   dev.stream().dispatch(reduce, groups((total + 255) / 256, maxg[0]), 1, 1, &addr, sizeof(addr),
                         {reads, nreads}, {&c_range, 1});
   dev.free(partial);  // later reuse is ordered after these dispatches by hazard tracking

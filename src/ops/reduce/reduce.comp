@@ -181,6 +181,9 @@ void write_outputs(State s, int64_t off0, int64_t off1) {
     V dof = max(V(0), V(s.n) - g_correction);
     V var = dof > V(0) ? s.b / dof : (s.b == V(0) || is_nan(s.b) ? v_nan() : v_pos_inf());
     if (s.n == 0) var = v_nan();
+    // An inf element makes the variance undefined (inf - inf), as on the CPU; the running mean
+    // is then inf or NaN, while the combined sum of squares may be a plain inf.
+    if (is_nan(s.a) || isinf(s.a)) var = v_nan();
     out0 = OP == VKML_RED_STD ? v_sqrt(var) : var;
     out1 = s.n == 0 ? v_nan() : s.a;
   }
