@@ -106,15 +106,20 @@ void set_strides(int64_t out[5], const TensorDesc& t, int spatial) {
 }
 
 // Dispatches one of the conv shaders: one thread per work item, or one workgroup per item.
+// `rows` > 0: a 2-D grid, gy covering rows (the shader loops past 65535), gx covering p.work
+// items spread over the rows four per invocation (conv_im2col_rows).
 void launch(Device& dev, const std::string& shader, const ConvParams& p, bool group_per_item,
-            std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes) {
+            std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes,
+            int64_t rows = 0) {
   if (p.work == 0) return;
   uint32_t spec[] = {kThreads};
   const Pipeline& pipe = dev.pipeline(shader, spec);
   uint64_t addr = dev.stream().params(&p, sizeof(p));
   int64_t groups = group_per_item ? p.work : (int64_t{p.work} + kThreads - 1) / kThreads;
+  if (rows > 0) groups = (int64_t{p.work} / rows + kThreads * 4 - 1) / (kThreads * 4);
   uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
-  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), {reads.begin(), reads.size()},
+  uint32_t gy = static_cast<uint32_t>(std::clamp<int64_t>(rows, 1, 65535));
+  dev.stream().dispatch(pipe, gx, gy, 1, &addr, sizeof(addr), {reads.begin(), reads.size()},
                         {writes.begin(), writes.size()});
 }
 
@@ -170,19 +175,12 @@ void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t 
   const std::string bits = std::to_string(dtype_size(c.dtype) * 8);
   // The row-wise kernel keeps spatial offsets in 32 bits: used when they fit (almost always).
   int64_t spatial_span = 0;
-  for (int d = 2; d < 5; ++d) spatial_span += std::abs(p.x_strides[d]) * std::max<int64_t>(p.in_size[d - 2], 1);
+  for (int d = 2; d < 5; ++d) {
+    spatial_span += std::abs(p.x_strides[d]) * std::max<int64_t>(p.in_size[d - 2], 1);
+  }
   if (spatial_span < (int64_t{1} << 31) && has_shader("conv_im2col_rows_u" + bits)) {
-    if (p.work == 0) return;
-    uint32_t spec[] = {kThreads};
-    const Pipeline& pipe = dev.pipeline("conv_im2col_rows_u" + bits, spec);
-    uint64_t addr = dev.stream().params(&p, sizeof(p));
-    const MemRange reads[] = {range(x_chunk)}, writes[] = {{col, bytes}};
-    const int64_t rows = c.in_channels * volume(c.kernel, c.spatial);
-    const int64_t cols = nb * volume(c.out_size, c.spatial);
-    const int64_t gx = (cols + kThreads * 4 - 1) / (kThreads * 4);
-    dev.stream().dispatch(pipe, static_cast<uint32_t>(std::min<int64_t>(gx, 65535)),
-                          static_cast<uint32_t>(std::min<int64_t>(rows, 65535)), 1, &addr,
-                          sizeof(addr), reads, writes);
+    launch(dev, "conv_im2col_rows_u" + bits, p, false, {range(x_chunk)}, {{col, bytes}},
+           c.in_channels * volume(c.kernel, c.spatial));
     return;
   }
   launch(dev, "conv_im2col_u" + bits, p, false, {range(x_chunk)}, {{col, bytes}});

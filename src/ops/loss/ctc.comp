@@ -100,11 +100,7 @@ void main() {
                             : NEG_INF;
         nll = -log_add3(l1, l2, NEG_INF);
       }
-#ifdef VKML_USE_FP64
-      acc_st(p.nll, b * p.nll_stride, nll);  // through CtcAcc: a plain double store read back garbage on NVIDIA
-#else
       nn_store(p.nll, b * p.nll_stride, p.lp_dtype, nll);
-#endif
     }
 #elif defined(CTC_BETA)
     // Label links for ctc_grad: next state with the same label, and each class's first state.
@@ -152,11 +148,7 @@ void main() {
   const int64_t total = p.max_time * p.batch * p.classes;
   for (int64_t e = nn_group_id() * lanes + lane; e < total; e += nn_group_count() * lanes) {
     const int64_t c = e % p.classes, b = (e / p.classes) % p.batch, t = e / (p.classes * p.batch);
-#ifdef VKML_USE_FP64
-    const ACC nll = acc_ld(p.nll, b * p.nll_stride);
-#else
     const ACC nll = nn_load(p.nll, b * p.nll_stride, p.lp_dtype);
-#endif
     const bool zeroed = p.zero_infinity != 0u && isinf(nll) && nll > ACC(0);
     ACC v = ACC(0);
     if (!zeroed && t < len_at(p, 0, b)) {
