@@ -104,8 +104,9 @@ def test_ctc_long_targets_span_several_workgroup_passes(gen, fallback):
     il = torch.tensor([330, 310])
     tl = torch.tensor([150, 120])
     tg = targets_for(tl, c, 0, gen, "concat")
-    lp = log_probs(t, n, c, PRECISE, gen)
-    check(lp, tg, il, tl, 0, "sum", False, gen)
+    lp = log_probs(t, n, c, torch.float64, gen)
+    if F64_CTC:  # elsewhere only the float32 comparison below applies
+        check(lp, tg, il, tl, 0, "sum", False, gen)
     # float32: a loss of ~600 leaves exp(lcab + nll - lp) with ~1e-4 absolute error on any
     # device; vkml must be as close to the float64 gradient as the CPU's float32 kernel.
     lp32 = lp.float()

@@ -155,23 +155,36 @@ def test_polynomials(name, dtype):
     nan_x = x.isnan().expand_as(got) & (n >= 1) & n.isfinite()
     assert bool(got[nan_x].isnan().all())
     if dtype == torch.float32:
-        ref = fn(x.double(), n.double())
-        cpu_err = (expected.double() - ref).abs().nan_to_num(nan=0, posinf=0)
-        worst_cpu_err = cpu_err.amax(dim=0, keepdim=True).expand_as(got)  # per degree
-        g, e, ref = got.double()[~nan_x], expected.double()[~nan_x], ref[~nan_x]
-        ok = (g - ref).abs() <= 2 * worst_cpu_err[~nan_x] + 1e-5 * (ref.abs() + 1)
-        ok |= (g.isnan() & (ref.isnan() | e.isnan())) | (g == e) | (got[~nan_x] == ref.float())
-        assert bool(ok.all()), (g[~ok][:5].tolist(), e[~ok][:5].tolist(), ref[~ok][:5].tolist())
+        judge_float32_recurrence(got, expected, fn(x.double(), n.double()), n, ~nan_x)
     else:
         torch.testing.assert_close(got[~nan_x], expected[~nan_x], rtol=1e-9, atol=1e-9,
                                    equal_nan=True)
     # Strided operands and a Python-number degree.
-    rtol = 2e-5 if dtype == torch.float32 else 1e-11
     xs = x[1:].expand(32, 4).t()
-    torch.testing.assert_close(fn(xs.to("vkml"), 5).cpu(), fn(xs, 5), rtol=rtol, atol=rtol,
-                               equal_nan=True)
-    torch.testing.assert_close(fn(0.25, n.to("vkml")).cpu(), fn(0.25, n), rtol=rtol, atol=rtol,
-                               equal_nan=True)
+    for args in ((xs, 5), (0.25, n)):
+        dev_args = [a.to("vkml") if isinstance(a, torch.Tensor) else a for a in args]
+        got, expected = fn(*dev_args).cpu(), fn(*args)
+        if dtype == torch.float32:
+            ref = fn(*[a.double() if isinstance(a, torch.Tensor) else a for a in args])
+            judge_float32_recurrence(got, expected, ref, torch.as_tensor(args[1]).double(),
+                                     torch.ones_like(got, dtype=torch.bool))
+        else:
+            torch.testing.assert_close(got, expected, rtol=1e-11, atol=1e-11, equal_nan=True)
+
+
+def judge_float32_recurrence(got, expected, ref, n, mask):
+    """float32 polynomials are judged against float64. A degree-n recurrence's float32 rounding
+    error grows like n * eps (another device's rounding, e.g. fused multiply-adds, lands elsewhere
+    in that band), so vkml passes within 8 * n * eps of float64 relative to |p| + 1, or within twice
+    the CPU's own worst error for that degree."""
+    cpu_err = (expected.double() - ref).abs().nan_to_num(nan=0, posinf=0)
+    worst_cpu_err = cpu_err.amax(dim=0, keepdim=True).expand_as(got)  # per degree (column)
+    degree = n.double().abs().nan_to_num(nan=1, posinf=1).clamp(min=1)  # non-finite: no recurrence
+    band = 8 * degree.expand_as(got) * 2.0**-23
+    g, e, r = got.double()[mask], expected.double()[mask], ref.expand_as(got)[mask]
+    ok = (g - r).abs() <= torch.maximum(2 * worst_cpu_err[mask], band[mask] * (r.abs() + 1))
+    ok |= (g.isnan() & (r.isnan() | e.isnan())) | (g == e) | (got[mask] == r.float())
+    assert bool(ok.all()), (g[~ok][:5].tolist(), e[~ok][:5].tolist(), r[~ok][:5].tolist())
 
 
 @pytest.mark.parametrize("name", sorted(POLY))
