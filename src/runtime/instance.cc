@@ -34,6 +34,17 @@ static bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+// Whether the validation layer offers VK_EXT_validation_features (how sync validation is asked for).
+static bool layer_has_validation_features() {
+  uint32_t n = 0;
+  vk::vkEnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, nullptr);
+  std::vector<VkExtensionProperties> props(n);
+  vk::vkEnumerateInstanceExtensionProperties("VK_LAYER_KHRONOS_validation", &n, props.data());
+  return std::any_of(props.begin(), props.end(), [](const VkExtensionProperties& p) {
+    return std::strcmp(p.extensionName, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME) == 0;
+  });
+}
+
 static int kind_rank(DeviceKind k) {
   switch (k) {
     case DeviceKind::kDiscrete: return 0;
@@ -65,6 +76,7 @@ bool Instance::init(std::string* why) {
     exts.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);  // MoltenVK
   }
   bool want_validation = env_flag("VKML_VALIDATION");
+  bool sync_validation = false;
   if (want_validation) {
     vk::vkEnumerateInstanceLayerProperties(&n, nullptr);
     std::vector<VkLayerProperties> layer_props(n);
@@ -81,6 +93,13 @@ bool Instance::init(std::string* why) {
       if (has_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
         exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
       }
+      // Synchronisation validation (hazards between our dispatches and copies) comes from the
+      // layer's own VK_EXT_validation_features; VKML_VALIDATION_SYNC=0 leaves it off.
+      const char* sync_env = std::getenv("VKML_VALIDATION_SYNC");
+      if ((!sync_env || std::strcmp(sync_env, "0") != 0) && layer_has_validation_features()) {
+        exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        sync_validation = true;
+      }
       validation_ = true;
     }
   }
@@ -90,6 +109,12 @@ bool Instance::init(std::string* why) {
   app.apiVersion = std::min<uint32_t>(api, VK_API_VERSION_1_3);
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ci.pApplicationInfo = &app;
+  const VkValidationFeatureEnableEXT sync_feature =
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync_feature;
+  if (sync_validation) ci.pNext = &features;
   ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
   ci.ppEnabledLayerNames = layers.data();
   ci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
