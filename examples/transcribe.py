@@ -30,7 +30,16 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import whisper_ct2  # noqa: E402
 
-DATA = Path(os.environ.get("VKML_POCKETSPHINX_DATA", "/usr/share/pocketsphinx/test/data"))
+# Debian's pocketsphinx-testdata; VKML_POCKETSPHINX_DATA points elsewhere, and a staged copy
+# (scripts/stage_examples.py, VKML_EXAMPLES_DATA) has it under pocketsphinx/.
+DATA = Path(
+    os.environ.get("VKML_POCKETSPHINX_DATA")
+    or (
+        Path(os.environ["VKML_EXAMPLES_DATA"]) / "pocketsphinx"
+        if os.environ.get("VKML_EXAMPLES_DATA")
+        else "/usr/share/pocketsphinx/test/data"
+    )
+)
 SAMPLE_RATE, N_FFT, HOP = 16000, 400, 160
 FRAMES_PER_POSITION = 2  # the encoder's second convolution has stride 2
 

