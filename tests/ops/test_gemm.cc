@@ -2,6 +2,9 @@
 // over dtypes, odd sizes, transposed / general strides, batch broadcast, alpha/beta, bias.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <tuple>
 
 #include "float_buffers.h"
 #include "vkml/errors.h"
@@ -50,6 +53,27 @@ GemmDesc shape(int64_t m, int64_t n, int64_t k, DType in = DType::kF32, DType ou
 }
 
 bool all_shaders(const std::string&) { return true; }
+
+// Sets an environment variable for one scope (the planner reads its switches on every call).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
 bool no_coopmat(const std::string& s) { return s.find("coopmat") == std::string::npos; }
 bool scalar_tiled(const std::string& s) { return s.find("tiledv") == std::string::npos; }
 
@@ -197,6 +221,69 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 512), h200_like(), all_shaders).split_k, 1u);
   EXPECT_EQ(ops::choose_gemm_plan(shape(64, 1, 100000), h200_like(), all_shaders).split_k, 1u);
   EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
+}
+
+TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
+  // Not the default yet: neither device takes it without VKML_GEMM_F32_KERNEL.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).kernel,
+            GemmKernel::kTiled);
+  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
+  for (const DeviceCaps& caps : {lavapipe_like(), h200_like()}) {
+    GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), caps, all_shaders);
+    ASSERT_EQ(p.kernel, GemmKernel::kSimt);
+    EXPECT_EQ(p.shader, "gemm_simt_f32_f32");
+    ASSERT_EQ(p.spec.size(), 12u);
+    EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
+    EXPECT_EQ(p.tile_m, 128u);
+    EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
+    EXPECT_EQ(p.spec[8], 1u);   // A walked along k
+    EXPECT_EQ(p.spec[9], 1u);   // B walked along n
+    EXPECT_EQ(p.spec[10], 0u);  // (k-contiguous A: scalar loads)
+    EXPECT_EQ(p.spec[11], 1u);  // 16-byte loads of B
+    // A^T @ B^T (both transposed views): 16-byte loads of A along m, scalar loads of B along k.
+    GemmDesc t = shape(4096, 4096, 4096);
+    t.a = {0x1000, 1, 4096};
+    t.b = {0x2000, 1, 4096};
+    GemmPlan q = ops::choose_gemm_plan(t, caps, all_shaders);
+    ASSERT_EQ(q.kernel, GemmKernel::kSimt);
+    EXPECT_EQ(q.spec[8], 0u);
+    EXPECT_EQ(q.spec[9], 0u);
+    EXPECT_EQ(q.spec[10], 1u);
+    EXPECT_EQ(q.spec[11], 0u);
+    // Odd sizes and general strides stay on it (scalar loads), small problems get a small tile.
+    GemmPlan odd = ops::choose_gemm_plan(shape(33, 65, 17), caps, all_shaders);
+    EXPECT_EQ(odd.kernel, GemmKernel::kSimt);
+    EXPECT_EQ(odd.spec[11], 0u);
+    EXPECT_EQ(ops::choose_gemm_plan(shape(40, 40, 64), caps, all_shaders).tile_m, 64u);
+    // A stride too long for the 32-bit offsets of the K loop: the tiled kernel.
+    GemmDesc huge = shape(64, 64, 64);
+    huge.a.row_stride = int64_t{1} << 26;
+    EXPECT_EQ(ops::choose_gemm_plan(huge, caps, all_shaders).kernel, GemmKernel::kTiled);
+    // Other dtypes are unaffected; a build without the shader falls back.
+    EXPECT_NE(ops::choose_gemm_plan(shape(64, 64, 64, DType::kF64, DType::kF64), caps, all_shaders)
+                  .kernel,
+              GemmKernel::kSimt);
+    EXPECT_NE(ops::choose_gemm_plan(shape(64, 64, 64), caps,
+                                    [](const std::string& s) { return s != "gemm_simt_f32_f32"; })
+                  .kernel,
+              GemmKernel::kSimt);
+  }
+  {
+    ScopedEnv tile("VKML_GEMM_SIMT_TILE", "64x128x16x64x32x8x4");
+    GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+    EXPECT_EQ(p.tile_m, 64u);
+    EXPECT_EQ(p.tile_n, 128u);
+    EXPECT_EQ(p.spec[0], 256u);
+    EXPECT_EQ(p.spec[3], 16u);
+  }
+  {
+    ScopedEnv bad("VKML_GEMM_SIMT_TILE", "128x128x8x48x64x8x8");  // 48 does not divide 128
+    EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).spec[4],
+              32u);
+  }
+  ScopedEnv tiled("VKML_GEMM_F32_KERNEL", "tiled");
+  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), lavapipe_like(), all_shaders).kernel,
+            GemmKernel::kTiled);
 }
 
 TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
@@ -387,6 +474,69 @@ TEST_F(GemmTest, AlignedOperandsEveryLayout) {
       check({264, 520, 40, in, out, Layout::kRowMajor, Layout::kRowMajor}, "aligned, many tiles");
       check({264, 520, 40, in, out, Layout::kColMajor, Layout::kColMajor}, "aligned, many tiles");
     }
+  }
+}
+
+// The SIMT fp32 kernel on a small tile (cheap to compile on lavapipe): odd sizes, every layout
+// (16-byte and scalar loads), batches with broadcast, the epilogue and split-K.
+TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
+  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
+  ScopedEnv tile("VKML_GEMM_SIMT_TILE", "32x32x8x16x16x4x4");
+  ASSERT_EQ(ops::choose_gemm_plan(shape(200, 136, 72), dev().caps()).kernel, GemmKernel::kSimt);
+  ASSERT_EQ(ops::choose_gemm_plan(shape(200, 136, 72), dev().caps()).tile_m, 32u);
+  for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {
+    check({m, n, k}, "simt odd sizes");
+  }
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor, Layout::kStrided};
+  for (Layout la : layouts) {
+    for (Layout lb : layouts) {
+      check({37, 45, 29, DType::kF32, DType::kF32, la, lb}, "simt layout");
+      check({72, 136, 40, DType::kF32, DType::kF32, la, lb}, "simt aligned layout");
+    }
+  }
+  check({40, 24, 48, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor,
+         Layout::kColMajor},
+        "simt column-major C");
+  GemmCase batched{67, 72, 20, DType::kF32, DType::kF32, Layout::kColMajor,
+                   Layout::kBroadcastBatch};
+  batched.batch0 = 3, batched.batch1 = 2;
+  check(batched, "simt batched, broadcast B");
+  for (Bias bias : {Bias::kPerRow, Bias::kPerCol}) {
+    GemmCase epi{36, 72, 56};
+    epi.alpha = 0.5, epi.beta = -1.25, epi.bias = bias;
+    check(epi, "simt epilogue");
+    epi.in_place = true;
+    check(epi, "simt epilogue in place");
+  }
+  GemmCase split{32, 30, 4099};
+  split.alpha = 0.5, split.beta = 0.25, split.bias = Bias::kPerCol;
+  ASSERT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), dev().caps()).split_k, 1u);
+  check(split, "simt split-K");
+  check({64, 64, 2048, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor},
+        "simt aligned split-K");
+  GemmCase k0{9, 11, 0};
+  k0.beta = 0.5, k0.bias = Bias::kPerCol;
+  check(k0, "simt k=0");
+}
+
+// The SIMT kernel's other tiles (GPU-sized, slow to compile on lavapipe): the common layouts,
+// partial edge tiles and the epilogue.
+TEST_F(GemmTest, SimtKernelTiles) {
+  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
+  for (const char* tile : {"", "64x32x32x32x16x8x4"}) {
+    ScopedEnv override("VKML_GEMM_SIMT_TILE", tile);  // "" = the planner's own choice
+    GemmPlan plan = ops::choose_gemm_plan(shape(200, 136, 72), dev().caps());
+    ASSERT_EQ(plan.kernel, GemmKernel::kSimt) << tile;
+    const std::string ts(tile);
+    if (!ts.empty()) {
+      EXPECT_EQ(std::to_string(plan.tile_m) + "x" + std::to_string(plan.tile_n),
+                ts.substr(0, ts.find('x', ts.find('x') + 1)));
+    }
+    check({200, 136, 72}, tile);  // 16-byte loads of B, scalar k-walk of A
+    check({200, 136, 72, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kColMajor}, tile);
+    GemmCase epi{130, 67, 41};
+    epi.alpha = 0.5, epi.beta = -1.25, epi.bias = Bias::kPerCol;
+    check(epi, tile);
   }
 }
 

@@ -127,6 +127,35 @@ def test_bmm_baddbmm(dtype, gen):
     check(torch.bmm(dev(b1[:0]), dev(b2[:0])), ref[:0], dtype)
 
 
+@pytest.mark.parametrize("tile", [None, "64x64x16x32x32x4x8", "32x32x8x16x16x4x4"])
+def test_simt_fp32_kernel(tile, monkeypatch, gen):
+    """The SIMT fp32 kernel (VKML_GEMM_F32_KERNEL=simt) through the torch ops above: transposed,
+    strided, broadcast and aligned operands, transposed outputs, addmm/baddbmm epilogues, linear
+    with its backward."""
+    monkeypatch.setenv("VKML_GEMM_F32_KERNEL", "simt")
+    if tile:
+        monkeypatch.setenv("VKML_GEMM_SIMT_TILE", tile)
+    test_mm_noncontiguous_operands(torch.float32, gen)
+    test_mm_out_resize_and_aliasing(gen)
+    test_addmm_broadcast_alpha_beta_inplace(torch.float32, gen)
+    test_bmm_baddbmm(torch.float32, gen)
+    a, b = rand(136, 72, gen=gen), rand(200, 72, gen=gen)  # aligned, B transposed (x @ W^T)
+    check(torch.mm(dev(a), dev(b).t()), a.double() @ b.double().t(), torch.float32)
+    c = rand(136, 40, gen=gen)  # A^T @ C: A read along m
+    check(torch.mm(dev(a).t(), dev(c)), a.double().t() @ c.double(), torch.float32)
+    x = rand(70, 33, gen=gen).requires_grad_()
+    w = rand(45, 33, gen=gen).requires_grad_()
+    bias = rand(45, gen=gen).requires_grad_()
+    dx, dw, db = (t.detach().to("vkml").requires_grad_() for t in (x, w, bias))
+    y, dy = F.linear(x.double(), w.double(), bias.double()), F.linear(dx, dw, db)
+    check(dy.detach(), y.detach(), torch.float32)
+    g = rand(70, 45, gen=gen)
+    y.backward(g.double())
+    dy.backward(dev(g))
+    for got, ref in ((dx, x), (dw, w), (db, bias)):
+        check(got.grad, ref.grad.double(), torch.float32)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_addbmm(dtype, gen):
     b1, b2 = rand(3, 7, 5, dtype=dtype, gen=gen), rand(3, 5, 6, dtype=dtype, gen=gen)

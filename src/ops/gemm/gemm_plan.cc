@@ -200,6 +200,83 @@ bool tiled_vec_plan(const GemmDesc& d, const DeviceCaps& caps, const std::string
   return true;
 }
 
+// Tile of the SIMT fp32 kernel (gemm_simt.comp): block BM x BN, K step BK, warp tile WM x WN,
+// thread tile TM x TN (multiples of 4).
+struct SimtTile {
+  uint32_t bm, bn, bk, wm, wn, tm, tn;
+  uint32_t threads() const { return (bm / tm) * (bn / tn); }
+  // Two stages of both tiles, each row with one 16-byte vector of padding (the worst case).
+  uint32_t shared_bytes() const { return 2 * bk * ((bm / 4 + 1) + (bn / 4 + 1)) * 16; }
+  bool valid(const DeviceCaps& caps) const {
+    if (!bm || !bn || !bk || !wm || !wn || !tm || !tn || tm % 4 || tn % 4) return false;
+    if (bm % wm || bn % wn || wm % tm || wn % tn || 32 % bk || bk < 4) return false;
+    const uint32_t t = threads();
+    if ((bm * bk / 4) % t || (bk * bn / 4) % t) return false;
+    return t <= caps.max_workgroup_invocations && shared_bytes() <= caps.max_shared_memory;
+  }
+};
+
+// Largest first; the first that still gives enough blocks is taken (see simt_plan).
+constexpr SimtTile kSimtTiles[] = {
+    {128, 128, 8, 32, 64, 8, 8},   // 256 threads, warps of 32x64
+    {128, 64, 16, 32, 64, 8, 8},   // 128 threads
+    {64, 64, 16, 32, 32, 4, 8},    // 128 threads
+};
+
+// VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
+bool simt_tile_override(const DeviceCaps& caps, SimtTile* t) {
+  const char* env = std::getenv("VKML_GEMM_SIMT_TILE");
+  if (!env) return false;
+  SimtTile o{};
+  if (std::sscanf(env, "%ux%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.bk, &o.wm, &o.wn, &o.tm, &o.tn) != 7 ||
+      !o.valid(caps)) {
+    return false;
+  }
+  *t = o;
+  return true;
+}
+
+// The SIMT fp32 kernel takes every layout; its K loop uses 32-bit byte offsets, so the strides
+// within one tile must fit in 31 bits (else the tiled kernel runs).
+bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, GemmPlan* plan) {
+  if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
+  const int64_t batches = d.batch[0] * d.batch[1];
+  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const SimtTile* chosen = nullptr;
+  for (const SimtTile& t : kSimtTiles) {
+    if (!t.valid(caps)) continue;
+    chosen = &t;
+    if (ceil_div(d.m, t.bm) * ceil_div(d.n, t.bn) * batches >= min_blocks) break;
+  }
+  SimtTile t{};
+  if (chosen) t = *chosen;
+  if (!simt_tile_override(caps, &t) && !chosen) return false;
+  const int64_t limit = int64_t{1} << 31;
+  auto span = [](int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
+    return (n1 * std::abs(s1) + n2 * std::abs(s2)) * 4;
+  };
+  if (d.k >= limit || span(t.bm, d.a.row_stride, t.bk, d.a.col_stride) >= limit ||
+      span(t.bk, d.b.row_stride, t.bn, d.b.col_stride) >= limit) {
+    return false;
+  }
+  // Neighbouring threads walk the unit-stride dimension; 16-byte loads where it is m (A) or n (B)
+  // and aligned. A k-contiguous operand is read with coalesced scalar loads instead.
+  const bool a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1;
+  const bool b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1;
+  bool row_major = false;
+  const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
+  const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
+  plan->kernel = GemmKernel::kSimt;
+  plan->shader = "gemm_simt_f32_f32";
+  plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
+                t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
+                a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
+  plan->tile_m = t.bm;
+  plan->tile_n = t.bn;
+  plan->shared_bytes = t.shared_bytes();
+  return true;
+}
+
 }  // namespace
 
 GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
@@ -259,12 +336,26 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
     }
   }
 
-  // The vectorised fp32 kernel measured 1.4x faster on lavapipe but 10x slower on the H200
-  // (2.3 vs 25 TFLOP/s, not yet understood), so GPUs take it only with VKML_GEMM_F32_VEC=1.
+  // fp32 kernel: VKML_GEMM_F32_KERNEL=tiled|vec|simt picks one (for measurements on a device).
+  // Default: the vectorised kernel on CPU devices (1.4x faster on lavapipe) and the tiled one on
+  // GPUs, where the vectorised kernel measured 10x slower on the H200 (2.3 vs 25 TFLOP/s).
+  // VKML_GEMM_F32_VEC=1/0 is the older switch for the vectorised kernel alone.
+  const char* kernel_env = std::getenv("VKML_GEMM_F32_KERNEL");
   const char* tv_env = std::getenv("VKML_GEMM_F32_VEC");
-  const bool tv_on = tv_env ? std::string(tv_env) != "0" : caps.kind == DeviceKind::kCpu;
+  std::string f32_kernel = kernel_env ? kernel_env : "";
+  if (f32_kernel.empty()) {
+    const bool tv_on = tv_env ? std::string(tv_env) != "0" : caps.kind == DeviceKind::kCpu;
+    f32_kernel = tv_on ? "vec" : "tiled";
+  }
+  GemmPlan simt;
+  if (f32_kernel == "simt" && shader_exists("gemm_simt_f32_f32") && simt_plan(d, caps, &simt)) {
+    simt.problem = d;
+    simt.transposed = transposed;
+    maybe_split_k(simt, caps);
+    return simt;
+  }
   GemmPlan tv;
-  if (tv_on && shader_exists("gemm_tiledv_f32_f32") &&
+  if (f32_kernel == "vec" && shader_exists("gemm_tiledv_f32_f32") &&
       tiled_vec_plan(d, caps, "gemm_tiledv_f32_f32", &tv)) {
     tv.problem = d;
     tv.transposed = transposed;

@@ -1,0 +1,225 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// fp32 GEMM for GPUs (SIMT, no tensor cores), laid out like a CUDA SGEMM: a BM x BN block per
+// workgroup, split into WM x WN warp tiles; the threads of a warp tile own TM x TN micro-tiles made
+// of 4x4 sub-blocks, so each k step reads TM/4 + TN/4 16-byte vectors from shared memory for
+// TM * TN FMAs, and the lanes of a warp read neighbouring vectors (no bank conflicts). Shared
+// memory holds A as [k][m] and B as [k][n] in two stages; the next K tile is fetched into
+// registers while the current one is multiplied, one barrier per step.
+//
+// Every layout is accepted. Each fetched unit is 4 neighbouring m (A) or n (B) values of one k:
+// - along the contiguous dimension (A m-fast, B n-fast) with A_VEC / B_VEC: one 16-byte load
+//   (the plan checks the alignment);
+// - otherwise 4 scalar loads, consecutive threads walking k when the operand is k-contiguous
+//   (coalesced), stored as one vector into the [k][.] tile, whose rows get 4 floats of padding.
+// So every shared store is a whole vector (no dynamic component writes). Address arithmetic is
+// 64-bit once per tile and 32-bit in the K loop (the plan bounds the strides).
+#include "vkml_common.glsl"
+#include "gemm_params.h"
+#include "gemm_types.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 2) const uint BN = 128;
+layout(constant_id = 3) const uint BK = 8;
+layout(constant_id = 4) const uint WM = 32;  // warp tile
+layout(constant_id = 5) const uint WN = 64;
+layout(constant_id = 6) const uint TM = 8;  // thread tile, multiples of 4
+layout(constant_id = 7) const uint TN = 8;
+layout(constant_id = 8) const bool A_KFAST = true;  // A walked along k by neighbouring threads
+layout(constant_id = 9) const bool B_NFAST = true;  // B walked along n (else along k)
+layout(constant_id = 10) const bool A_VEC = false;  // 16-byte loads of A along m (!A_KFAST only)
+layout(constant_id = 11) const bool B_VEC = false;  // 16-byte loads of B along n (B_NFAST only)
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SimtV4 { vec4 v; };
+layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer SimtW4 { vec4 v; };
+
+layout(push_constant) uniform Push { GemmParams p; } pc;
+
+const uint LANES_M = WM / TM;  // lanes of a warp tile along m and n
+const uint LANES_N = WN / TN;
+const uint WARP = LANES_M * LANES_N;
+const uint WARPS_N = BN / WN;
+const uint THREADS = (BM / TM) * (BN / TN);  // equals local_size_x (host guarantees)
+// Shared rows in vectors; tiles filled along k get one vector of padding (spreads the banks).
+const uint A_LD = BM / 4 + (A_KFAST ? 1 : 0);
+const uint B_LD = BN / 4 + (B_NFAST ? 0 : 1);
+const uint A_STAGE = BK * A_LD;
+const uint B_STAGE = BK * B_LD;
+const uint A_UNITS = BM * BK / 4 / THREADS;  // 4-element units per thread and K step
+const uint B_UNITS = BK * BN / 4 / THREADS;
+
+shared vec4 sa[2 * A_STAGE];  // [stage][k][m / 4]
+shared vec4 sb[2 * B_STAGE];  // [stage][k][n / 4]
+
+// (k, m4) of A's l-th unit and (k, n4) of B's, inside the tile.
+uvec2 a_unit(uint l) {
+  const uint u = gl_LocalInvocationID.x + l * THREADS;
+  return A_KFAST ? uvec2(u % BK, u / BK) : uvec2(u / (BM / 4), u % (BM / 4));
+}
+uvec2 b_unit(uint l) {
+  const uint u = gl_LocalInvocationID.x + l * THREADS;
+  return B_NFAST ? uvec2(u / (BN / 4), u % (BN / 4)) : uvec2(u % BK, u / BK);
+}
+
+void main() {
+  GemmParams p = pc.p;
+  const GemmOperand A = p.a, B = p.b;
+  const int64_t M = p.m, N = p.n, K = p.k, nb1 = p.batch1;
+  const int64_t nbatch = p.batch0 * nb1;
+  const Epilogue epi = load_epilogue(p);
+  const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const uint tid = gl_LocalInvocationID.x;
+  const uint warp = tid / WARP, lane = tid % WARP;
+  const uint lr = lane / LANES_N, lc = lane % LANES_N;
+  // First vector this thread reads in a shared row of A and of B.
+  const uint a_rd = (warp / WARPS_N) * (WM / 4) + lr;
+  const uint b_rd = (warp % WARPS_N) * (WN / 4) + lc;
+  const uint splits = max(p.splits, 1u);
+  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
+  const uint64_t partial = p.partial;
+  const bool vec_out = splits == 1 && epi.flags == 0u && epi.c.col == 1 && (epi.c.row % 4) == 0 &&
+                       (epi.c.batch0 % 4) == 0 && (epi.c.batch1 % 4) == 0 &&
+                       (epi.c.address % 16) == 0;
+  const bool vec_partial = (N % 4) == 0;
+  // Byte strides, 32-bit (bounded by the plan): between the 4 elements of a unit, and per K step.
+  const int a_elem = int(A.row) * 4, b_elem = int(B.col) * 4;
+  const int64_t a_kstep = int64_t(BK) * A.col * 4, b_kstep = int64_t(BK) * B.row * 4;
+
+  int a_off[A_UNITS], b_off[B_UNITS];  // byte offset of each unit's first element in the tile
+  uint a_rows[A_UNITS], b_cols[B_UNITS];  // elements of each unit inside the matrix (0..4)
+  vec4 ra[A_UNITS], rb[B_UNITS];
+  vec4 acc[TM * TN / 4];  // [i][r][j]: row i * 4 * LANES_M + r, columns j * 4 * LANES_N + 0..3
+  [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
+    const uvec2 q = a_unit(l);
+    a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * 4;
+  }
+  [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+    const uvec2 q = b_unit(l);
+    b_off[l] = int(q.x) * int(B.row) * 4 + int(q.y * 4) * b_elem;
+  }
+
+  for (int64_t zs = gl_WorkGroupID.z; zs < nbatch * splits; zs += gl_NumWorkGroups.z) {
+    const int64_t z = zs / splits, slice = zs % splits;
+    const int64_t b0 = z / nb1, b1 = z % nb1;
+    const int64_t k_begin = slice * k_chunk, k_end = min(K, k_begin + k_chunk);
+    const uint klen = k_end > k_begin ? uint(k_end - k_begin) : 0u;
+    const uint nk = (klen + BK - 1) / BK;
+    for (int64_t tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
+      for (int64_t tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+        const int64_t row0 = tm * BM, col0 = tn * BN;
+        // Start of the current K tile of each operand; advanced by a whole tile per step.
+        uint64_t a_next = elem_addr(A, b0, b1, row0, k_begin, 4);
+        uint64_t b_next = elem_addr(B, b0, b1, k_begin, col0, 4);
+        const uint m_left = uint(min(M - row0, int64_t(BM))), n_left = uint(min(N - col0, int64_t(BN)));
+        [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
+          a_rows[l] = uint(clamp(int(m_left) - int(a_unit(l).y * 4), 0, 4));
+        }
+        [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+          b_cols[l] = uint(clamp(int(n_left) - int(b_unit(l).y * 4), 0, 4));
+        }
+        [[unroll]] for (uint i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0);
+
+        // Fetches the K tile at a_next / b_next (k offset kbase in the slice) into registers;
+        // elements outside the matrices read as zero.
+        #define FETCH(kbase)                                                                  \
+          {                                                                                   \
+            [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
+              const bool kin = (kbase) + a_unit(l).x < klen;                                  \
+              const uint64_t at = a_next + uint64_t(int64_t(a_off[l]));                       \
+              if (A_VEC) {                                                                    \
+                ra[l] = kin && a_rows[l] == 4u ? SimtV4(at).v : vec4(0);                      \
+              } else {                                                                        \
+                [[unroll]] for (uint j = 0; j < 4; ++j) {                                     \
+                  ra[l][j] = kin && j < a_rows[l]                                             \
+                                 ? PF32(at + uint64_t(int64_t(int(j) * a_elem))).v : 0.0;     \
+                }                                                                             \
+              }                                                                               \
+            }                                                                                 \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              const bool kin = (kbase) + b_unit(l).x < klen;                                  \
+              const uint64_t at = b_next + uint64_t(int64_t(b_off[l]));                       \
+              if (B_VEC) {                                                                    \
+                rb[l] = kin && b_cols[l] == 4u ? SimtV4(at).v : vec4(0);                      \
+              } else {                                                                        \
+                [[unroll]] for (uint j = 0; j < 4; ++j) {                                     \
+                  rb[l][j] = kin && j < b_cols[l]                                             \
+                                 ? PF32(at + uint64_t(int64_t(int(j) * b_elem))).v : 0.0;     \
+                }                                                                             \
+              }                                                                               \
+            }                                                                                 \
+            a_next += uint64_t(a_kstep);                                                      \
+            b_next += uint64_t(b_kstep);                                                      \
+          }
+        #define STASH(stage)                                                                  \
+          {                                                                                   \
+            [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
+              const uvec2 q = a_unit(l);                                                      \
+              sa[(stage) * A_STAGE + q.x * A_LD + q.y] = ra[l];                               \
+            }                                                                                 \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              const uvec2 q = b_unit(l);                                                      \
+              sb[(stage) * B_STAGE + q.x * B_LD + q.y] = rb[l];                               \
+            }                                                                                 \
+          }
+
+        if (nk > 0) {
+          FETCH(0u);
+          STASH(0u);
+        }
+        barrier();
+        for (uint kt = 0; kt < nk; ++kt) {
+          const uint cur = kt & 1u;
+          const bool more = kt + 1 < nk;
+          if (more) FETCH((kt + 1) * BK);
+          const uint a_at = cur * A_STAGE + a_rd, b_at = cur * B_STAGE + b_rd;
+          [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
+            vec4 av[TM / 4], bv[TN / 4];
+            [[unroll]] for (uint i = 0; i < TM / 4; ++i) av[i] = sa[a_at + kk * A_LD + i * LANES_M];
+            [[unroll]] for (uint j = 0; j < TN / 4; ++j) bv[j] = sb[b_at + kk * B_LD + j * LANES_N];
+            [[unroll]] for (uint i = 0; i < TM / 4; ++i) {
+              [[unroll]] for (uint r = 0; r < 4; ++r) {
+                [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
+                  const uint x = (i * 4 + r) * (TN / 4) + j;
+                  acc[x] = fma(vec4(av[i][r]), bv[j], acc[x]);
+                }
+              }
+            }
+          }
+          if (more) STASH(cur ^ 1u);
+          barrier();  // also orders the last reads before the next tile's first stores
+        }
+
+        [[unroll]] for (uint i = 0; i < TM / 4; ++i) {
+          [[unroll]] for (uint r = 0; r < 4; ++r) {
+            const int64_t row = row0 + (a_rd + i * LANES_M) * 4 + r;
+            if (row >= M) continue;
+            [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
+              const int64_t col = col0 + (b_rd + j * LANES_N) * 4;
+              if (col >= N) continue;
+              const vec4 v = acc[(i * 4 + r) * (TN / 4) + j];
+              const bool full = col + 4 <= N;
+              if (splits > 1) {
+                const uint64_t at = partial + uint64_t(((slice * nbatch + z) * M + row) * N + col) * 4;
+                if (vec_partial && full) {
+                  SimtW4(at).v = v;
+                } else {
+                  [[unroll]] for (uint e = 0; e < 4; ++e) {
+                    if (col + e < N) store_partial(at + e * 4, v[e]);
+                  }
+                }
+              } else if (vec_out && full) {
+                SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v = epi.alpha * v;
+              } else {
+                [[unroll]] for (uint e = 0; e < 4; ++e) {
+                  if (col + e < N) store_result(epi, b0, b1, row, col + e, v[e]);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
