@@ -153,7 +153,9 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             sensible = int(ref[i, 0]) in EXPECTED[name]
         ok &= eu.check(agree, f"{name}: same top-1 on vkml and CPU, fp32 and fp16")
-        ok &= eu.check(sensible, f"{name}: top-1 '{names[int(ref[i, 0])]}' is sensible")
+        if label is None:  # the two photos check the weights; the labelled samples' misses
+            # are the model's own (the CPU makes them too) and count in the accuracy line only
+            ok &= eu.check(sensible, f"{name}: top-1 '{names[int(ref[i, 0])]}' is sensible")
     if labelled:
         print(f"\nfoolbox ImageNet samples: top-1 correct {correct}/{labelled}")
     for dtype in (torch.float32, torch.float16):
