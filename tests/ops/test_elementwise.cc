@@ -415,7 +415,7 @@ TEST_F(ElementwiseTest, LargeContiguousFastPathAndChainedOps) {
   TensorDesc ad = t(a.address), bd = t(b.address);
   auto plan = ops::plan_elementwise(ops::EwKind::kBinary, 0, ops::op_info(BinaryOp::kAdd),
                                     t(c.address), {&ad}, {&bd}, Scalar::from_double(1.5));
-  EXPECT_EQ(plan.mode, VKML_EW_FLAT);
+  EXPECT_EQ(plan.mode, VKML_EW_FLAT | VKML_EW_VEC);  // dense and aligned: 16-byte vectors
   ops::binary(dev(), BinaryOp::kAdd, t(c.address), t(a.address), t(b.address),
               Scalar::from_double(1.5));
   ops::binary(dev(), BinaryOp::kMul, t(d.address), t(c.address), t(c.address));
@@ -686,6 +686,55 @@ TEST_F(ElementwiseTest, IntegerEdgeCases) {
   EXPECT_EQ(download<int32_t>(dev(), out.address, 3).size(), 3u);
 }
 
+// The VEC mode (16-byte vectors, scalar tail) gives the same bits as the FLAT path it replaces,
+// for every dtype: tensor and scalar operands, a bool-valued op, unary ops, odd sizes.
+TEST_F(ElementwiseTest, VecModeMatchesFlatBitForBit) {
+  const int64_t n = 3 * 4096 + 13;  // not a multiple of any vector width
+  for (DType t : kTypes) {
+    if (!dev().caps().supports_dtype(t)) continue;
+    const size_t es = dtype_size(t);
+    HostTensor ha = random_tensor(t, n, dtype_is_float(t) ? kWide : kIntDivisor, 31);
+    HostTensor hb = random_tensor(t, n, dtype_is_float(t) ? kAny : kIntDivisor, 32);
+    DeviceBuffer a(dev(), n * es), b(dev(), n * es), vec(dev(), n * es), flat(dev(), n * es);
+    dev().stream().upload(ha.bytes.data(), a.address, n * es);
+    dev().stream().upload(hb.bytes.data(), b.address, n * es);
+    TensorDesc ad = desc(a.address, t, {n}), bd = desc(b.address, t, {n});
+    struct Case {
+      bool binary;
+      uint32_t op;
+      bool scalar_b;
+    };
+    const Case cases[] = {{true, uint32_t(BinaryOp::kAdd), false},
+                          {true, uint32_t(BinaryOp::kMul), true},
+                          {true, uint32_t(BinaryOp::kLt), false},
+                          {true, uint32_t(BinaryOp::kMaximum), false},
+                          {false, uint32_t(UnaryOp::kNeg), false},
+                          {false, uint32_t(UnaryOp::kExp), false}};
+    for (const Case& c : cases) {
+      const ops::ElementwiseOpInfo& info =
+          c.binary ? ops::op_info(BinaryOp(c.op)) : ops::op_info(UnaryOp(c.op));
+      bool ok = c.binary ? ops::supports(dev().caps(), BinaryOp(c.op), t)
+                         : ops::supports(dev().caps(), UnaryOp(c.op), t);
+      if (!ok) continue;
+      DType ot = info.out_bool ? DType::kBool : t;
+      size_t obytes = n * dtype_size(ot);
+      ops::EwOperand bop{c.scalar_b ? nullptr : &bd, Scalar::from_double(-1.75)};
+      auto plan = ops::plan_elementwise(c.binary ? ops::EwKind::kBinary : ops::EwKind::kUnary,
+                                        c.op, info, desc(vec.address, ot, {n}), {&ad}, bop,
+                                        Scalar::from_double(1.5));
+      ASSERT_TRUE(plan.mode & VKML_EW_VEC) << info.name << " " << dtype_name(t);
+      ops::record_plan(dev(), plan);
+      plan.mode &= ~VKML_EW_VEC;
+      plan.params.dst = flat.address;
+      plan.writes = {{flat.address, obytes}};
+      ops::record_plan(dev(), plan);
+      auto got = download<uint8_t>(dev(), vec.address, obytes);
+      auto want = download<uint8_t>(dev(), flat.address, obytes);
+      ASSERT_EQ(got, want) << info.name << " " << dtype_name(t);
+    }
+  }
+}
+
 TEST(ElementwisePlan, VariantAndModeChoice) {
   using ops::EwKind;
   auto plan = [](auto op, const TensorDesc& out, const TensorDesc* a, const TensorDesc* b,
@@ -732,6 +781,26 @@ TEST(ElementwisePlan, VariantAndModeChoice) {
   TensorDesc big = desc(0x1000, DType::kF32, s9, st9), bigc = desc(0x9000, DType::kF32, s9);
   EXPECT_THROW(plan(UnaryOp::kNeg, bigc, &big, nullptr), NotSupported);
   EXPECT_EQ(plan(UnaryOp::kNeg, bigc, &bigc, nullptr).mode, VKML_EW_FLAT);  // merges to 1-D
+  // VEC: dense contiguous operands at 16-byte aligned addresses, 4096 elements or more; a scalar
+  // operand and a bool out are fine; a misaligned, strided or small operand keeps FLAT/strided.
+  TensorDesc v = desc(0x10000, DType::kF16, {64, 100}), w = desc(0x20000, DType::kF16, {64, 100});
+  constexpr uint32_t kVec = VKML_EW_FLAT | VKML_EW_VEC;
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &w).mode, kVec);
+  EXPECT_EQ(plan(BinaryOp::kMul, v, &w, nullptr).mode, kVec | VKML_EW_SCALAR_B);
+  EXPECT_EQ(plan(UnaryOp::kExp, v, &w, nullptr).mode, kVec);
+  TensorDesc vb = desc(0x30000, DType::kBool, {64, 100});
+  EXPECT_EQ(plan(BinaryOp::kLt, vb, &v, &w).mode, kVec);
+  TensorDesc off = desc(0x20002, DType::kF16, {64, 100});  // one element in: not aligned
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &off).mode, VKML_EW_FLAT);
+  EXPECT_EQ(plan(BinaryOp::kAdd, off, &v, &w).mode, VKML_EW_FLAT);
+  TensorDesc vt = desc(0x20000, DType::kF16, {64, 100}, {1, 64});
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &vt).mode, VKML_EW_INDEX32);
+  TensorDesc tiny = desc(0x10000, DType::kF16, {4095});
+  EXPECT_EQ(plan(BinaryOp::kAdd, tiny, &tiny, &tiny).mode, VKML_EW_FLAT);
+  EXPECT_EQ(ops::vector_width(DType::kF32), 4u);
+  EXPECT_EQ(ops::vector_width(DType::kBF16), 8u);
+  EXPECT_EQ(ops::vector_width(DType::kI8), 16u);
+  EXPECT_EQ(ops::vector_width(DType::kF64), 2u);
 }
 
 TEST(ElementwisePlan, TableMetadataAndDtypeSupport) {
