@@ -686,55 +686,6 @@ TEST_F(ElementwiseTest, IntegerEdgeCases) {
   EXPECT_EQ(download<int32_t>(dev(), out.address, 3).size(), 3u);
 }
 
-// The VEC mode (16-byte vectors, scalar tail) gives the same bits as the FLAT path it replaces,
-// for every dtype: tensor and scalar operands, a bool-valued op, unary ops, odd sizes.
-TEST_F(ElementwiseTest, VecModeMatchesFlatBitForBit) {
-  const int64_t n = 3 * 4096 + 13;  // not a multiple of any vector width
-  for (DType t : kTypes) {
-    if (!dev().caps().supports_dtype(t)) continue;
-    const size_t es = dtype_size(t);
-    HostTensor ha = random_tensor(t, n, dtype_is_float(t) ? kWide : kIntDivisor, 31);
-    HostTensor hb = random_tensor(t, n, dtype_is_float(t) ? kAny : kIntDivisor, 32);
-    DeviceBuffer a(dev(), n * es), b(dev(), n * es), vec(dev(), n * es), flat(dev(), n * es);
-    dev().stream().upload(ha.bytes.data(), a.address, n * es);
-    dev().stream().upload(hb.bytes.data(), b.address, n * es);
-    TensorDesc ad = desc(a.address, t, {n}), bd = desc(b.address, t, {n});
-    struct Case {
-      bool binary;
-      uint32_t op;
-      bool scalar_b;
-    };
-    const Case cases[] = {{true, uint32_t(BinaryOp::kAdd), false},
-                          {true, uint32_t(BinaryOp::kMul), true},
-                          {true, uint32_t(BinaryOp::kLt), false},
-                          {true, uint32_t(BinaryOp::kMaximum), false},
-                          {false, uint32_t(UnaryOp::kNeg), false},
-                          {false, uint32_t(UnaryOp::kExp), false}};
-    for (const Case& c : cases) {
-      const ops::ElementwiseOpInfo& info =
-          c.binary ? ops::op_info(BinaryOp(c.op)) : ops::op_info(UnaryOp(c.op));
-      bool ok = c.binary ? ops::supports(dev().caps(), BinaryOp(c.op), t)
-                         : ops::supports(dev().caps(), UnaryOp(c.op), t);
-      if (!ok) continue;
-      DType ot = info.out_bool ? DType::kBool : t;
-      size_t obytes = n * dtype_size(ot);
-      ops::EwOperand bop{c.scalar_b ? nullptr : &bd, Scalar::from_double(-1.75)};
-      auto plan = ops::plan_elementwise(c.binary ? ops::EwKind::kBinary : ops::EwKind::kUnary,
-                                        c.op, info, desc(vec.address, ot, {n}), {&ad}, bop,
-                                        Scalar::from_double(1.5));
-      ASSERT_TRUE(plan.mode & VKML_EW_VEC) << info.name << " " << dtype_name(t);
-      ops::record_plan(dev(), plan);
-      plan.mode &= ~VKML_EW_VEC;
-      plan.params.dst = flat.address;
-      plan.writes = {{flat.address, obytes}};
-      ops::record_plan(dev(), plan);
-      auto got = download<uint8_t>(dev(), vec.address, obytes);
-      auto want = download<uint8_t>(dev(), flat.address, obytes);
-      ASSERT_EQ(got, want) << info.name << " " << dtype_name(t);
-    }
-  }
-}
-
 TEST(ElementwisePlan, VariantAndModeChoice) {
   using ops::EwKind;
   auto plan = [](auto op, const TensorDesc& out, const TensorDesc* a, const TensorDesc* b,

@@ -343,12 +343,33 @@ void main() {
           s = combine(s, s2);
           r_first = v_end;  // the last few elements: the loop below
         }
-        for (int64_t r = r_first + int64_t(ry); r < r_end; r += int64_t(ry_count)) {
-          int64_t off = src_off + (one_dim ? r * stride : reduced_offset(r));
-          V x = load_as(IN_DT, src, off);
-          if (CMP_DT != IN_DT) x = round_through(CMP_DT, x);
-          s = combine(s, element_state(x, r));
+        // Four elements per iteration, loaded before any is combined (four loads in flight),
+        // into four states combined in a fixed order at the end.
+        State more[3];
+        for (int u = 0; u < 3; ++u) more[u] = init_state();
+        const int64_t ry_step = int64_t(ry_count);
+        for (int64_t r = r_first + int64_t(ry); r < r_end; r += 4 * ry_step) {
+          V x[4];
+          for (int u = 0; u < 4; ++u) {
+            int64_t ru = r + int64_t(u) * ry_step;
+            if (ru < r_end) {
+              int64_t off = src_off + (one_dim ? ru * stride : reduced_offset(ru));
+              x[u] = load_as(IN_DT, src, off);
+            }
+          }
+          for (int u = 0; u < 4; ++u) {
+            int64_t ru = r + int64_t(u) * ry_step;
+            if (ru < r_end) {
+              V xu = CMP_DT != IN_DT ? round_through(CMP_DT, x[u]) : x[u];
+              if (u == 0) {
+                s = combine(s, element_state(xu, ru));
+              } else {
+                more[u - 1] = combine(more[u - 1], element_state(xu, ru));
+              }
+            }
+          }
         }
+        for (int u = 0; u < 3; ++u) s = combine(s, more[u]);
       }
     }
     if (ry_count > 1u) {
