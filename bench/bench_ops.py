@@ -50,6 +50,28 @@ def bandwidth(small: bool, ref: str) -> list[Result]:
 
     out.append(compare("memory", "mul fp16", "GB", 3 * 2 * n / GB, mul_half, ref, inner=4))
 
+    def add_bf16(dev):
+        a, b = randn(n, torch.bfloat16, dev, 1), randn(n, torch.bfloat16, dev, 2)
+        c = torch.empty_like(a)
+        return lambda: torch.add(a, b, out=c)
+
+    out.append(compare("memory", "add bf16", "GB", 3 * 2 * n / GB, add_bf16, ref, inner=4))
+
+    def scale(dev):  # a tensor and a scalar operand
+        a = randn(n, torch.float32, dev, 1)
+        c = torch.empty_like(a)
+        return lambda: torch.mul(a, 2.5, out=c)
+
+    out.append(compare("memory", "mul fp32 by scalar", "GB", 2 * 4 * n / GB, scale, ref, inner=4))
+
+    def sigmoid_half(dev):  # a unary op with real arithmetic per element
+        a = randn(n, torch.float16, dev, 1)
+        c = torch.empty_like(a)
+        return lambda: torch.sigmoid(a, out=c)
+
+    out.append(compare("memory", "sigmoid fp16", "GB", 2 * 2 * n / GB, sigmoid_half, ref,
+                       inner=4))
+
     def total(dev):
         x = randn(n, torch.float32, dev, 3)
         return lambda: x.sum()

@@ -65,6 +65,7 @@ struct ReduceOverride {
   int ox_fast = -1;
   uint32_t splits = 0;
   bool idx64 = false;
+  int vec = -1;  // 0: never the 16-byte vector loads of contiguous rows
 };
 
 void reduce(Device& dev, const ReduceArgs& args, const ReduceOverride& force = {});

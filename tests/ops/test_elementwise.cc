@@ -415,7 +415,7 @@ TEST_F(ElementwiseTest, LargeContiguousFastPathAndChainedOps) {
   TensorDesc ad = t(a.address), bd = t(b.address);
   auto plan = ops::plan_elementwise(ops::EwKind::kBinary, 0, ops::op_info(BinaryOp::kAdd),
                                     t(c.address), {&ad}, {&bd}, Scalar::from_double(1.5));
-  EXPECT_EQ(plan.mode, VKML_EW_FLAT);
+  EXPECT_EQ(plan.mode, VKML_EW_FLAT | VKML_EW_VEC);  // dense and aligned: 16-byte vectors
   ops::binary(dev(), BinaryOp::kAdd, t(c.address), t(a.address), t(b.address),
               Scalar::from_double(1.5));
   ops::binary(dev(), BinaryOp::kMul, t(d.address), t(c.address), t(c.address));
@@ -732,6 +732,26 @@ TEST(ElementwisePlan, VariantAndModeChoice) {
   TensorDesc big = desc(0x1000, DType::kF32, s9, st9), bigc = desc(0x9000, DType::kF32, s9);
   EXPECT_THROW(plan(UnaryOp::kNeg, bigc, &big, nullptr), NotSupported);
   EXPECT_EQ(plan(UnaryOp::kNeg, bigc, &bigc, nullptr).mode, VKML_EW_FLAT);  // merges to 1-D
+  // VEC: dense contiguous operands at 16-byte aligned addresses, 4096 elements or more; a scalar
+  // operand and a bool out are fine; a misaligned, strided or small operand keeps FLAT/strided.
+  TensorDesc v = desc(0x10000, DType::kF16, {64, 100}), w = desc(0x20000, DType::kF16, {64, 100});
+  constexpr uint32_t kVec = VKML_EW_FLAT | VKML_EW_VEC;
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &w).mode, kVec);
+  EXPECT_EQ(plan(BinaryOp::kMul, v, &w, nullptr).mode, kVec | VKML_EW_SCALAR_B);
+  EXPECT_EQ(plan(UnaryOp::kExp, v, &w, nullptr).mode, kVec);
+  TensorDesc vb = desc(0x30000, DType::kBool, {64, 100});
+  EXPECT_EQ(plan(BinaryOp::kLt, vb, &v, &w).mode, kVec);
+  TensorDesc off = desc(0x20002, DType::kF16, {64, 100});  // one element in: not aligned
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &off).mode, VKML_EW_FLAT);
+  EXPECT_EQ(plan(BinaryOp::kAdd, off, &v, &w).mode, VKML_EW_FLAT);
+  TensorDesc vt = desc(0x20000, DType::kF16, {64, 100}, {1, 64});
+  EXPECT_EQ(plan(BinaryOp::kAdd, v, &v, &vt).mode, VKML_EW_INDEX32);
+  TensorDesc tiny = desc(0x10000, DType::kF16, {4095});
+  EXPECT_EQ(plan(BinaryOp::kAdd, tiny, &tiny, &tiny).mode, VKML_EW_FLAT);
+  EXPECT_EQ(ops::vector_width(DType::kF32), 4u);
+  EXPECT_EQ(ops::vector_width(DType::kBF16), 8u);
+  EXPECT_EQ(ops::vector_width(DType::kI8), 16u);
+  EXPECT_EQ(ops::vector_width(DType::kF64), 2u);
 }
 
 TEST(ElementwisePlan, TableMetadataAndDtypeSupport) {

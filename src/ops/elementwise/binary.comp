@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // out = op(a, b[, c]) over strided tensors, a or b possibly a scalar, c a third tensor in the
 // HAS_C mode (addcmul, lerp, ...); rows also see the parameters alpha, beta and gamma. Variants: DT_* (compute dtype)
 // and, for floats, the group of table rows compiled in (EW_CASE_<group>, see ew_table.glsl).
@@ -21,6 +22,7 @@ layout(push_constant) uniform Push { ElementwiseParams p; } pc;
 #include "ew_int.glsl"
 #endif
 #include "ew_table.glsl"
+#include "ew_vec.glsl"
 
 VAL ew_apply(VAL a, VAL b, VAL c, VAL alpha, VAL beta, VAL gamma) {
   switch (OP) {
@@ -41,31 +43,78 @@ bool ew_out_bool() {
   return false;
 }
 
+// Element i of the general (strided) path; the VEC mode's tail reuses it.
+// strides0: the dim-0 strides of out, a, b, c (used in the FLAT mode).
+void ew_element(ElementwiseParams p, int64_t i, i64vec4 strides0, VAL scalar, VAL alpha, VAL beta,
+                VAL gamma) {
+  int64_t o, ia, ib, ic;
+  if ((MODE & VKML_EW_FLAT) != 0u) {
+    o = i * strides0.x;
+    ia = i * strides0.y;
+    ib = i * strides0.z;
+    ic = i * strides0.w;
+  } else {
+    ew_offsets(p, i, o, ia, ib, ic);
+  }
+  VAL a = ((MODE & VKML_EW_SCALAR_A) != 0u) ? scalar : ew_load(p.a + uint64_t(ia * EW_BYTES));
+  VAL b = ((MODE & VKML_EW_SCALAR_B) != 0u) ? scalar : ew_load(p.b + uint64_t(ib * EW_BYTES));
+  VAL c = ((MODE & VKML_EW_HAS_C) != 0u) ? ew_load(p.c + uint64_t(ic * EW_BYTES)) : VAL(0);
+  VAL r = ew_apply(a, b, c, alpha, beta, gamma);
+  if (ew_out_bool()) {
+    PU8(p.dst + uint64_t(o)).v = (r != VAL(0)) ? uint8_t(1) : uint8_t(0);
+  } else {
+    ew_store(p.dst + uint64_t(o * EW_BYTES), r);
+  }
+}
+
+// VEC mode: dense operands, 16 bytes per load; EW_UNROLL vectors per operand are loaded (the
+// pointers may alias, so the compiler could not hoist them over the stores itself), then computed
+// and stored. Lanes past the end reload the last vector and skip the store. Elements after the
+// last whole vector go through ew_element.
+void ew_main_vec(ElementwiseParams p, VAL scalar, VAL alpha, VAL beta, VAL gamma) {
+  const bool sa = (MODE & VKML_EW_SCALAR_A) != 0u, sb = (MODE & VKML_EW_SCALAR_B) != 0u;
+  const bool has_c = (MODE & VKML_EW_HAS_C) != 0u;
+  const int64_t nvec = p.numel / EW_VW, grid = VKML_GRID_STRIDE;
+  const int64_t gid = int64_t(gl_GlobalInvocationID.x);
+  for (int64_t v0 = gid; v0 < nvec; v0 += grid * EW_UNROLL) {
+    EW_RAW ra[EW_UNROLL], rb[EW_UNROLL], rc[EW_UNROLL];
+    [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
+      uint64_t off = uint64_t(min(v0 + u * grid, nvec - 1)) * 16ul;
+      if (!sa) ra[u] = ew_vload(p.a + off);
+      if (!sb) rb[u] = ew_vload(p.b + off);
+      if (has_c) rc[u] = ew_vload(p.c + off);
+    }
+    [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
+      int64_t v = v0 + u * grid;
+      if (v >= nvec) break;
+      VAL r[EW_VW];
+      [[unroll]] for (int k = 0; k < EW_VW; ++k) {
+        VAL a = sa ? scalar : ew_vget(ra[u], k);
+        VAL b = sb ? scalar : ew_vget(rb[u], k);
+        VAL c = has_c ? ew_vget(rc[u], k) : VAL(0);
+        r[k] = ew_apply(a, b, c, alpha, beta, gamma);
+      }
+      if (ew_out_bool()) {
+        ew_vstore_bool(p.dst + uint64_t(v * EW_VW), r);
+      } else {
+        ew_vstore(p.dst + uint64_t(v) * 16ul, r);
+      }
+    }
+  }
+  int64_t tail = nvec * EW_VW + gid;
+  if (tail < p.numel) ew_element(p, tail, i64vec4(1), scalar, alpha, beta, gamma);
+}
+
 void main() {
   ElementwiseParams p = pc.p;
-  const bool out_bool = ew_out_bool();
   VAL alpha = ew_decode(p.alpha), beta = ew_decode(p.beta), gamma = ew_decode(p.gamma);
   VAL scalar = ew_decode(p.scalar);
-  const bool has_c = (MODE & VKML_EW_HAS_C) != 0u;
-  int64_t so = p.dst_strides[0], sa = p.a_strides[0], sb = p.b_strides[0], sc = p.c_strides[0];
+  if ((MODE & VKML_EW_VEC) != 0u) {
+    ew_main_vec(p, scalar, alpha, beta, gamma);
+    return;
+  }
+  i64vec4 strides0 = i64vec4(p.dst_strides[0], p.a_strides[0], p.b_strides[0], p.c_strides[0]);
   for (int64_t i = int64_t(gl_GlobalInvocationID.x); i < p.numel; i += VKML_GRID_STRIDE) {
-    int64_t o, ia, ib, ic;
-    if ((MODE & VKML_EW_FLAT) != 0u) {
-      o = i * so;
-      ia = i * sa;
-      ib = i * sb;
-      ic = i * sc;
-    } else {
-      ew_offsets(p, i, o, ia, ib, ic);
-    }
-    VAL a = ((MODE & VKML_EW_SCALAR_A) != 0u) ? scalar : ew_load(p.a + uint64_t(ia * EW_BYTES));
-    VAL b = ((MODE & VKML_EW_SCALAR_B) != 0u) ? scalar : ew_load(p.b + uint64_t(ib * EW_BYTES));
-    VAL c = has_c ? ew_load(p.c + uint64_t(ic * EW_BYTES)) : VAL(0);
-    VAL r = ew_apply(a, b, c, alpha, beta, gamma);
-    if (out_bool) {
-      PU8(p.dst + uint64_t(o)).v = (r != VAL(0)) ? uint8_t(1) : uint8_t(0);
-    } else {
-      ew_store(p.dst + uint64_t(o * EW_BYTES), r);
-    }
+    ew_element(p, i, strides0, scalar, alpha, beta, gamma);
   }
 }

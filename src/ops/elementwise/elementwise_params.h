@@ -11,6 +11,9 @@
 #define VKML_EW_SCALAR_B 4u  // operand b is `scalar`, not memory
 #define VKML_EW_INDEX32 8u   // numel < 2^31: index decomposition in 32-bit integers
 #define VKML_EW_HAS_C 16u    // binary kind: a third tensor operand c (addcmul, lerp, ...)
+// Every tensor operand (and out) dense, contiguous and 16-byte aligned: 16-byte vector accesses,
+// the elements after the last whole vector through the FLAT path.
+#define VKML_EW_VEC 32u
 
 #ifdef __cplusplus
 #include <cstddef>

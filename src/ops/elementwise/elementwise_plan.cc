@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "ops/launch.h"
@@ -47,7 +48,28 @@ void check_layout(const TensorDesc& t, const TensorDesc& out, const char* what) 
   }
 }
 
+// The VEC mode pays off once there are a few vectors per thread group; smaller tensors keep the
+// plain path (and its already compiled pipeline).
+constexpr int64_t kVectorMinNumel = 4096;
+
+// Dense contiguous operands (stride 1 after coalescing; scalars have no tensor) at 16-byte
+// aligned addresses, and enough elements.
+bool vector_eligible(int64_t numel, size_t ndim,
+                     std::initializer_list<const std::vector<int64_t>*> strides,
+                     std::initializer_list<const TensorDesc*> tensors) {
+  if (numel < kVectorMinNumel || ndim != 1) return false;
+  auto stride = strides.begin();
+  for (const TensorDesc* t : tensors) {
+    const std::vector<int64_t>* s = *stride++;
+    if (!t) continue;
+    if ((*s)[0] != 1 || t->address % 16 != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+uint32_t vector_width(DType t) { return static_cast<uint32_t>(16 / dtype_size(t)); }
 
 ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpInfo& info,
                                  const TensorDesc& out, const EwOperand& a, const EwOperand& b,
@@ -122,6 +144,9 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
   // One dim (or none): offsets are i * stride, no division at all.
   if (sizes.size() <= 1) {
     plan.mode |= VKML_EW_FLAT;
+    if (vector_eligible(plan.numel, sizes.size(), {&so, &sa, &sb, &sc}, {&out, ta, tb, tc})) {
+      plan.mode |= VKML_EW_VEC;
+    }
   } else if (plan.numel < (int64_t{1} << 31)) {
     plan.mode |= VKML_EW_INDEX32;
   }
@@ -137,7 +162,10 @@ void record_plan(Device& dev, const ElementwisePlan& plan) {
   uint32_t spec[] = {kElementwiseWorkgroup, plan.op, plan.mode};
   const Pipeline& pipe = dev.pipeline(plan.shader, spec);
   uint64_t addr = dev.stream().params(&plan.params, sizeof(plan.params));
-  int64_t groups = (plan.numel + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
+  // VEC: one thread per 16-byte vector (the grid stride loads several once the grid is capped).
+  int64_t items = (plan.mode & VKML_EW_VEC) ? plan.numel / vector_width(plan.compute) : plan.numel;
+  int64_t groups =
+      std::max<int64_t>(1, (items + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup);
   uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
   dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), plan.reads, plan.writes);
 }

@@ -41,6 +41,9 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
 // f64 bits, or int64 (bool as 0/1; floats truncate toward zero, saturating).
 uint64_t encode_scalar(DType t, Scalar value);
 
+// Elements per 16-byte vector of the VEC mode for compute dtype t.
+uint32_t vector_width(DType t);
+
 // Uploads the params and records the dispatch (one thread per element, grid-stride capped).
 void record_plan(Device& dev, const ElementwisePlan& plan);
 

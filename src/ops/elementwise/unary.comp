@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // out = op(in) over strided tensors; rows also see the parameters alpha, beta and gamma. Variants: DT_* (compute dtype) and, for floats, the group of
 // table rows compiled in (EW_CASE_<group>, see ew_table.glsl). Specialization constants: 0 the
 // workgroup size, 1 the op's id in elementwise_ops.def, 2 the VKML_EW_* mode bits.
@@ -19,6 +20,7 @@ layout(push_constant) uniform Push { ElementwiseParams p; } pc;
 #include "ew_int.glsl"
 #endif
 #include "ew_table.glsl"
+#include "ew_vec.glsl"
 
 VAL ew_apply(VAL x, VAL alpha, VAL beta, VAL gamma) {
   switch (OP) {
@@ -39,24 +41,60 @@ bool ew_out_bool() {
   return false;
 }
 
+// Element i of the general (strided) path; the VEC mode's tail reuses it.
+// strides0: the dim-0 strides of out and a (used in the FLAT mode).
+void ew_element(ElementwiseParams p, int64_t i, i64vec2 strides0, VAL alpha, VAL beta, VAL gamma) {
+  int64_t o, ia, unused_b, unused_c;
+  if ((MODE & VKML_EW_FLAT) != 0u) {
+    o = i * strides0.x;
+    ia = i * strides0.y;
+  } else {
+    ew_offsets(p, i, o, ia, unused_b, unused_c);
+  }
+  VAL r = ew_apply(ew_load(p.a + uint64_t(ia * EW_BYTES)), alpha, beta, gamma);
+  if (ew_out_bool()) {
+    PU8(p.dst + uint64_t(o)).v = (r != VAL(0)) ? uint8_t(1) : uint8_t(0);
+  } else {
+    ew_store(p.dst + uint64_t(o * EW_BYTES), r);
+  }
+}
+
+// VEC mode (see binary.comp): EW_UNROLL 16-byte loads in flight, then compute and store.
+void ew_main_vec(ElementwiseParams p, VAL alpha, VAL beta, VAL gamma) {
+  const int64_t nvec = p.numel / EW_VW, grid = VKML_GRID_STRIDE;
+  const int64_t gid = int64_t(gl_GlobalInvocationID.x);
+  for (int64_t v0 = gid; v0 < nvec; v0 += grid * EW_UNROLL) {
+    EW_RAW ra[EW_UNROLL];
+    [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
+      ra[u] = ew_vload(p.a + uint64_t(min(v0 + u * grid, nvec - 1)) * 16ul);
+    }
+    [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
+      int64_t v = v0 + u * grid;
+      if (v >= nvec) break;
+      VAL r[EW_VW];
+      [[unroll]] for (int k = 0; k < EW_VW; ++k) {
+        r[k] = ew_apply(ew_vget(ra[u], k), alpha, beta, gamma);
+      }
+      if (ew_out_bool()) {
+        ew_vstore_bool(p.dst + uint64_t(v * EW_VW), r);
+      } else {
+        ew_vstore(p.dst + uint64_t(v) * 16ul, r);
+      }
+    }
+  }
+  int64_t tail = nvec * EW_VW + gid;
+  if (tail < p.numel) ew_element(p, tail, i64vec2(1), alpha, beta, gamma);
+}
+
 void main() {
   ElementwiseParams p = pc.p;
-  const bool out_bool = ew_out_bool();
   VAL alpha = ew_decode(p.alpha), beta = ew_decode(p.beta), gamma = ew_decode(p.gamma);
-  int64_t so = p.dst_strides[0], sa = p.a_strides[0];
+  if ((MODE & VKML_EW_VEC) != 0u) {
+    ew_main_vec(p, alpha, beta, gamma);
+    return;
+  }
+  i64vec2 strides0 = i64vec2(p.dst_strides[0], p.a_strides[0]);
   for (int64_t i = int64_t(gl_GlobalInvocationID.x); i < p.numel; i += VKML_GRID_STRIDE) {
-    int64_t o, ia, unused_b, unused_c;
-    if ((MODE & VKML_EW_FLAT) != 0u) {
-      o = i * so;
-      ia = i * sa;
-    } else {
-      ew_offsets(p, i, o, ia, unused_b, unused_c);
-    }
-    VAL r = ew_apply(ew_load(p.a + uint64_t(ia * EW_BYTES)), alpha, beta, gamma);
-    if (out_bool) {
-      PU8(p.dst + uint64_t(o)).v = (r != VAL(0)) ? uint8_t(1) : uint8_t(0);
-    } else {
-      ew_store(p.dst + uint64_t(o * EW_BYTES), r);
-    }
+    ew_element(p, i, strides0, alpha, beta, gamma);
   }
 }

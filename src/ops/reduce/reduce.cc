@@ -173,6 +173,21 @@ void set_layout(ReduceParams* p, const ReducePlan& plan, int64_t nred) {
   p->out_groups = static_cast<uint32_t>(ceil_div(p->nout, per_group));
 }
 
+// Elements per 16-byte load for the VEC mode, or 0: f32/f16/bf16 src reduced along one dim of
+// stride 1 (rows, or the whole tensor), every row starting 16-byte aligned, rows long enough.
+uint32_t vector_width(const TensorDesc& src, const Geometry& g) {
+  DType t = src.dtype;
+  if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) return 0;
+  const int64_t es = static_cast<int64_t>(dtype_size(t));
+  if (g.red_sizes.size() != 1 || g.src_red[0] != 1 || g.nred < 64 || src.address % 16 != 0) {
+    return 0;
+  }
+  for (int64_t stride : g.src_kept) {
+    if ((stride * es) % 16 != 0) return 0;
+  }
+  return static_cast<uint32_t>(16 / es);
+}
+
 }  // namespace
 
 ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t kept_stride,
@@ -232,13 +247,15 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   }
   std::string shader = variant_name("reduce", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || g.nout > kInt31 || g.nred > kInt31;
+  uint32_t vec_w = force.vec == 0 ? 0 : vector_width(a.src, g);
   uint32_t spec[] = {kWorkgroup,
                      static_cast<uint32_t>(a.op),
                      static_cast<uint32_t>(a.src.dtype),
                      static_cast<uint32_t>(vdt),
                      static_cast<uint32_t>(a.out0.address ? a.out0.dtype : vdt),
                      static_cast<uint32_t>(a.out1.address ? a.out1.dtype : vdt),
-                     idx64 ? 1u : 0u};
+                     idx64 ? 1u : 0u,
+                     vec_w};
   const Pipeline& pipe = dev.pipeline(shader, spec);
 
   int64_t red_stride = g.red_sizes.empty() ? 0 : g.src_red.back();
@@ -248,6 +265,11 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   if (force.ox_fast >= 0) plan.ox_fast = force.ox_fast != 0;
   if (force.splits > 0 && g.nred > 0) {
     plan.chunk = ceil_div(g.nred, force.splits);
+    plan.splits = static_cast<uint32_t>(ceil_div(g.nred, plan.chunk));
+  }
+  // VEC: splits start on whole vectors.
+  if (vec_w > 0 && plan.splits > 1) {
+    plan.chunk = ceil_div(plan.chunk, int64_t{vec_w}) * vec_w;
     plan.splits = static_cast<uint32_t>(ceil_div(g.nred, plan.chunk));
   }
 

@@ -25,6 +25,9 @@ layout(constant_id = 3) const uint CMP_DT = 0;  // dtype src is cast to before a
 layout(constant_id = 4) const uint OUT0_DT = 0;
 layout(constant_id = 5) const uint OUT1_DT = 0;
 layout(constant_id = 6) const bool IDX64 = false;  // some extent does not fit in 31 bits
+// VEC mode (f32/f16/bf16 src, one reduced dim of stride 1, rows 16-byte aligned, chunks a multiple
+// of VEC_W): elements per 16-byte load; 0 for the plain strided loop.
+layout(constant_id = 7) const uint VEC_W = 0u;
 
 layout(push_constant) uniform Push { ReduceParams p; } pc;
 
@@ -312,12 +315,61 @@ void main() {
         uint64_t src = pc.p.src;
         bool one_dim = pc.p.red_ndim <= 1u;
         int64_t stride = pc.p.red_ndim == 1u ? pc.p.src_red_strides[0] : 0;
-        for (int64_t r = r_begin + int64_t(ry); r < r_end; r += int64_t(ry_count)) {
-          int64_t off = src_off + (one_dim ? r * stride : reduced_offset(r));
-          V x = load_as(IN_DT, src, off);
-          if (CMP_DT != IN_DT) x = round_through(CMP_DT, x);
-          s = combine(s, element_state(x, r));
+        int64_t r_first = r_begin;
+        if (VEC_W > 0u) {
+          // Whole vectors of the chunk: thread ry takes vectors ry, ry + ry_count, ... two at a
+          // time into two states (two loads in flight), combined in a fixed order at the end.
+          const int64_t w = int64_t(VEC_W), step = int64_t(ry_count) * w;
+          const int64_t v_end = r_begin + ((r_end - r_begin) / w) * w;
+          const uint64_t row = src + uint64_t(src_off) * uint64_t(16u / VEC_W);
+          State s2 = init_state();
+          int64_t r = r_begin + int64_t(ry) * w;
+          for (; r < v_end; r += 2 * step) {
+            bool second = r + step < v_end;
+            V xa[8], xb[8];
+            load_vec(IN_DT, row + uint64_t(r) * uint64_t(16u / VEC_W), xa);
+            if (second) load_vec(IN_DT, row + uint64_t(r + step) * uint64_t(16u / VEC_W), xb);
+            for (uint k = 0u; k < VEC_W; ++k) {
+              V x = CMP_DT != IN_DT ? round_through(CMP_DT, xa[k]) : xa[k];
+              s = combine(s, element_state(x, r + int64_t(k)));
+            }
+            if (second) {
+              for (uint k = 0u; k < VEC_W; ++k) {
+                V x = CMP_DT != IN_DT ? round_through(CMP_DT, xb[k]) : xb[k];
+                s2 = combine(s2, element_state(x, r + step + int64_t(k)));
+              }
+            }
+          }
+          s = combine(s, s2);
+          r_first = v_end;  // the last few elements: the loop below
         }
+        // Four elements per iteration, loaded before any is combined (four loads in flight),
+        // into four states combined in a fixed order at the end.
+        State more[3];
+        for (int u = 0; u < 3; ++u) more[u] = init_state();
+        const int64_t ry_step = int64_t(ry_count);
+        for (int64_t r = r_first + int64_t(ry); r < r_end; r += 4 * ry_step) {
+          V x[4];
+          for (int u = 0; u < 4; ++u) {
+            int64_t ru = r + int64_t(u) * ry_step;
+            if (ru < r_end) {
+              int64_t off = src_off + (one_dim ? ru * stride : reduced_offset(ru));
+              x[u] = load_as(IN_DT, src, off);
+            }
+          }
+          for (int u = 0; u < 4; ++u) {
+            int64_t ru = r + int64_t(u) * ry_step;
+            if (ru < r_end) {
+              V xu = CMP_DT != IN_DT ? round_through(CMP_DT, x[u]) : x[u];
+              if (u == 0) {
+                s = combine(s, element_state(xu, ru));
+              } else {
+                more[u - 1] = combine(more[u - 1], element_state(xu, ru));
+              }
+            }
+          }
+        }
+        for (int u = 0; u < 3; ++u) s = combine(s, more[u]);
       }
     }
     if (ry_count > 1u) {

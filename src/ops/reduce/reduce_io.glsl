@@ -41,6 +41,33 @@ V load_as(uint dt, uint64_t base, int64_t index) {
   return uint(PU8(elem_addr(base, index, 1)).v) != 0u ? V(1) : V(0);  // DT_BOOL
 }
 
+// The VEC mode's 16-byte loads of f32/f16/bf16 src: 16 / element size values into xs, converted
+// as load_as converts them (f16 through 16-bit storage, bf16 by shifting its bits up).
+layout(buffer_reference, scalar, buffer_reference_align = 16) readonly buffer RedVecU4 { uvec4 v; };
+layout(buffer_reference, scalar, buffer_reference_align = 16) readonly buffer RedVecF16 {
+  f16vec4 lo;
+  f16vec4 hi;
+};
+void load_vec(uint dt, uint64_t p, out V xs[8]) {
+  if (dt == DT_F16) {
+    RedVecF16 h = RedVecF16(p);
+    vec4 lo = vec4(h.lo), hi = vec4(h.hi);
+    for (int k = 0; k < 4; ++k) {
+      xs[k] = V(lo[k]);
+      xs[k + 4] = V(hi[k]);
+    }
+    return;
+  }
+  uvec4 u = RedVecU4(p).v;
+  for (int k = 0; k < 8; ++k) {
+    if (dt == DT_F32) {
+      xs[k] = V(uintBitsToFloat(u[k % 4]));  // only the first four are used
+    } else {
+      xs[k] = V(uintBitsToFloat((k % 2) == 0 ? u[k / 2] << 16 : u[k / 2] & 0xFFFF0000u));
+    }
+  }
+}
+
 // Two's-complement wrap of an integer to `bits` bits (bit arithmetic keeps 8/16-bit types out
 // of registers, so no Int8/Int16 capability is needed).
 int64_t wrap_signed(int64_t x, int bits) {
