@@ -341,6 +341,20 @@ def test_logcumsumexp_backward_matches_cpu():
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.skipif(not torch_vkml.has_float64_support(), reason="double accumulation needs fp64")
+def test_float32_cumprod_accumulates_in_double_as_the_cpu():
+    """The CPU's float32 cumprod carries its running product in double, so a product that
+    overflows (or underflows) float32 on the way comes back into range; vkml's ran in float and
+    stayed inf or 0. Found by fuzzing (tests/torch/fuzz_programs.py)."""
+    short = torch.tensor([[3e38, 10.0, 1e-10, 2.0], [1e-30, 1e-30, 1e30, 1e30]])
+    long = torch.tensor([1e30, 1e30, -1e-30, 1e-30] * 150).reshape(1, 600)  # per-workgroup path
+    for x in (short, long, torch.cat([long, -long]).t().contiguous().t()):
+        for dim in (0, 1):
+            want = x.cumprod(dim)
+            assert_matches(x.to(VK).cumprod(dim), want, 1e-6)
+            assert torch.equal(x.to(VK).cumprod(dim).cpu().isinf(), want.isinf())
+
+
 def test_scans_of_scalars_and_empty():
     s = torch.tensor(2.5)
     assert_matches(s.to(VK).cumsum(0), s.cumsum(0))

@@ -1,6 +1,7 @@
 // Binary elementwise aten ops on vkml: functional, in-place and out= forms, Tensor and Scalar
 // overloads where PyTorch has a kernel for them (other overloads are composite and route here).
 #include <ATen/ops/result_type.h>
+#include <optional>
 #include <torch/library.h>
 
 #include "elementwise_bridge.h"
@@ -51,6 +52,37 @@ template <BinaryOp kOp, Promote kP>
 at::Tensor& out_st(const at::Scalar& a, const at::Tensor& b, at::Tensor& o) {
   ew::binary(kOp, kP, ew::wrap_scalar(a), b, kOne, o);
   return o;
+}
+
+// PyTorch's CPU computes a float, double or bfloat16 tensor to the power 0.5 as sqrt and to -0.5
+// as rsqrt (not half): pow(-inf, 0.5) is NaN and pow(-0.0, 0.5) is -0.0 there, where C's pow
+// gives inf and 0. Returns the unary op to use instead of pow, or nullopt.
+std::optional<vkml::ops::UnaryOp> pow_as_root(const at::Tensor& a, const at::Scalar& e) {
+  at::ScalarType t = a.scalar_type();
+  bool rooted_type = t == at::kFloat || t == at::kDouble || t == at::kBFloat16;
+  if (!rooted_type || e.isComplex() || e.isBoolean()) return std::nullopt;
+  double v = e.toDouble();
+  if (v == 0.5) return vkml::ops::UnaryOp::kSqrt;
+  if (v == -0.5) return vkml::ops::UnaryOp::kRsqrt;
+  return std::nullopt;
+}
+at::Tensor pow_s(const at::Tensor& a, const at::Scalar& e) {
+  if (auto root = pow_as_root(a, e)) return ew::unary(*root, Promote::kIntToFloat, a, {});
+  return fn_s<BinaryOp::kPow, Promote::kSame>(a, e);
+}
+at::Tensor& pow_s_(at::Tensor& a, const at::Scalar& e) {
+  if (auto root = pow_as_root(a, e)) {
+    ew::unary(*root, Promote::kIntToFloat, a, a, true);
+    return a;
+  }
+  return inplace_s<BinaryOp::kPow, Promote::kSame>(a, e);
+}
+at::Tensor& pow_s_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& o) {
+  if (auto root = pow_as_root(a, e)) {
+    ew::unary(*root, Promote::kIntToFloat, a, o);
+    return o;
+  }
+  return out_s<BinaryOp::kPow, Promote::kSame>(a, e, o);
 }
 
 // sub and rsub refuse bool operands (tensors or Python bools), as the CPU does.
@@ -265,9 +297,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor", fn<BinaryOp::kPow, Promote::kSame>);
   m.impl("pow_.Tensor", inplace<BinaryOp::kPow, Promote::kSame>);
   m.impl("pow.Tensor_Tensor_out", out<BinaryOp::kPow, Promote::kSame>);
-  m.impl("pow.Tensor_Scalar", fn_s<BinaryOp::kPow, Promote::kSame>);
-  m.impl("pow_.Scalar", inplace_s<BinaryOp::kPow, Promote::kSame>);
-  m.impl("pow.Tensor_Scalar_out", out_s<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Scalar", pow_s);
+  m.impl("pow_.Scalar", pow_s_);
+  m.impl("pow.Tensor_Scalar_out", pow_s_out);
   m.impl("pow.Scalar", fn_st<BinaryOp::kPow, Promote::kSame>);
   m.impl("pow.Scalar_out", out_st<BinaryOp::kPow, Promote::kSame>);
   m.impl("maximum", fn<BinaryOp::kMaximum, Promote::kSame>);

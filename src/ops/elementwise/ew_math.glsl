@@ -30,6 +30,15 @@ T ew_ldexp(T x, int n) {
   return ldexp(ldexp(x, h), n - h);
 }
 
+// frexp for every finite x: GLSL leaves frexp of a denormal undefined (lavapipe reads its exponent
+// field as a normal number's, so log(3e-39) came out as -87.8), so denormals are scaled up first.
+T ew_frexp(T x, out int e) {
+  if (x == T(0) || abs(x) >= ldexp(T(1), EW_MIN_EXP + EW_MANT_BITS - 1)) return frexp(x, e);
+  T m = frexp(x * ldexp(T(1), EW_MANT_BITS), e);
+  e -= EW_MANT_BITS;
+  return m;
+}
+
 T ew_sqrt(T x) { return (x < T(0)) ? ew_nan() : sqrt(x); }
 
 // ---- exponentials and logarithms ----------------------------------------------------------
@@ -84,7 +93,7 @@ T ew_log1p_kernel(T f) {
 
 // x = 2^e * m with m in [sqrt(1/2), sqrt(2)); returns m - 1 (exact).
 T ew_log_split(T x, out int e) {
-  T m = frexp(x, e);
+  T m = ew_frexp(x, e);
   if (m < EW_SQRT1_2) {
     m *= T(2);
     e -= 1;

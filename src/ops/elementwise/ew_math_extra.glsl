@@ -51,12 +51,12 @@ T ew_round_storage(T x) {
 T ew_frexp_mantissa(T x) {
   if (x == T(0) || isinf(x) || isnan(x)) return x;
   int e;
-  return frexp(x, e);
+  return ew_frexp(x, e);
 }
 T ew_frexp_exponent(T x) {
   if (x == T(0) || isinf(x) || isnan(x)) return T(0);
   int e;
-  frexp(x, e);
+  ew_frexp(x, e);
   return T(e);
 }
 

@@ -41,8 +41,8 @@ T ew_fmod(T x, T y) {
   T ax = abs(x), ay = abs(y);
   if (isinf(y) || ax < ay) return x;
   int ex, ey;
-  frexp(ax, ex);
-  frexp(ay, ey);
+  ew_frexp(ax, ex);
+  ew_frexp(ay, ey);
   T ys = ew_ldexp(ay, ex - ey);
   for (int k = ex - ey; k >= 0; --k) {
     if (ax >= ys) ax -= ys;

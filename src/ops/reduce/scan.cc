@@ -115,9 +115,12 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
                   : src.dtype;
   // logcumsumexp accumulates in double where the device has it, as PyTorch's CPU kernel does
   // (acc_type<float> is double there): its backward cancels, and magnifies float32 rounding.
+  // So does a float32 cumprod: a float running product overflows (or underflows) where the CPU's
+  // double one comes back into range ([3e38, 10, 1e-10] ends at 3e29 there).
+  bool wide_cumprod = a.op == ScanOp::kCumProd && vdt == DType::kF32;
   bool touches_f64 = src.dtype == DType::kF64 || vdt == DType::kF64 ||
                      a.out0.dtype == DType::kF64 ||
-                     (a.op == ScanOp::kLogCumSumExp && dev.caps().fp64_math);
+                     ((a.op == ScanOp::kLogCumSumExp || wide_cumprod) && dev.caps().fp64_math);
   std::string shader = variant_name("scan", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || nlines > kInt31 || len > kInt31;
   uint32_t spec[] = {kWorkgroup,
