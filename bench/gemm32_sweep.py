@@ -1,6 +1,6 @@
 """fp32 GEMM kernel sweep: every fp32 kernel and SIMT tile of vkml against cuBLAS (TF32 off).
 
-    PYTHONPATH=. python3 bench/gemm32_sweep.py [--configs a,b] [--shapes x,y] [--budget 300]
+    PYTHONPATH=. python3 bench/gemm32_sweep.py [--configs a,b] [--shapes x,y] [--budget 270]
 
 For each shape and kernel configuration (set through VKML_GEMM_F32_KERNEL / VKML_GEMM_SIMT_TILE,
 which the planner reads on every call) it times torch.mm on vkml (median of >= 10 samples after
@@ -31,31 +31,65 @@ CONFIGS = {
     "vec64": {"VKML_GEMM_F32_KERNEL": "vec", "VKML_GEMM_F32_TILE": "64x64"},  # diagnosis
     "simt": {"VKML_GEMM_F32_KERNEL": "simt"},
 }
-# BMxBNxBKxWMxWNxTMxTN (block, K step, warp tile, thread tile).
+# BMxBNxBKxWMxWNxTMxTN (block, K step, warp tile, thread tile). The first H200 sweep
+# (2026-12-01) ran every 8x8 thread tile at 2.3 TFLOP/s and the 4x8/8x4 ones at 16-34.
 SIMT_TILES = {
-    "L8a": "128x128x8x32x64x8x8",
+    "L8a": "128x128x8x32x64x8x8",  # 8x8 thread tiles: the slow control
     "L8b": "128x128x8x64x32x8x8",
     "L16a": "128x128x16x32x64x8x8",
     "L16b": "128x128x16x64x32x8x8",
     "M8": "128x64x8x64x32x8x8",
     "M16": "128x64x16x32x64x8x8",
-    "S16": "64x64x16x32x32x4x8",
-    "S16b": "64x64x16x32x32x8x4",
     "XL8": "256x128x8x64x32x8x8",
+    "S16": "64x64x16x32x32x4x8",
+    "S16b": "64x64x16x32x32x8x4",  # the GPU default since that sweep
     "W16": "64x128x16x32x64x8x4",
+    # Thread tiles of 32 accumulators on bigger blocks: more threads instead of bigger tiles.
+    "X4a": "128x128x16x32x32x4x8",  # 512 threads
+    "X8a": "128x128x16x32x32x8x4",  # 512 threads
+    "M84": "128x64x16x32x32x8x4",  # 256 threads
+    "W16c": "64x128x16x32x32x8x4",  # 256 threads, warps of 32x32
+    "S32b": "64x64x32x32x32x8x4",  # K step 32
 }
 for _name, _tile in SIMT_TILES.items():
     CONFIGS[_name] = {"VKML_GEMM_F32_KERNEL": "simt", "VKML_GEMM_SIMT_TILE": _tile}
+# gemm_simtn: the same kernel with named accumulator blocks (constant indices only), which tells
+# whether the 8x8 cliff is the accumulator array left in memory by the driver.
+for _name in ("S16b", "L8a", "L16b", "M16"):
+    CONFIGS["n" + _name] = {
+        "VKML_GEMM_F32_KERNEL": "simtn",
+        "VKML_GEMM_SIMT_TILE": SIMT_TILES[_name],
+    }
+DEFAULT_CONFIGS = [
+    "tiled",
+    "S16b",
+    "L8a",
+    "nS16b",
+    "nL8a",
+    "nL16b",
+    "nM16",
+    "X4a",
+    "X8a",
+    "M84",
+    "W16c",
+    "S32b",
+]
 
 # Shader name prefix each VKML_GEMM_F32_KERNEL value should run.
-EXPECTED = {"tiled": "gemm_tiled_", "vec": "gemm_tiledv_", "simt": "gemm_simt_"}
+EXPECTED = {
+    "tiled": "gemm_tiled_",
+    "vec": "gemm_tiledv_",
+    "simt": "gemm_simt_",
+    "simtn": "gemm_simtn_",
+}
 
 
 def linear_shapes(tag: str, m: int, layers: list[tuple[int, int]]) -> list[str]:
     """Forward (x @ W^T), input gradient (g @ W) and weight gradient (g^T @ x) of nn.Linear."""
     out = []
-    for k, n in layers:
-        out += [f"{tag}f:{m}x{k}x{n}:nt", f"{tag}d:{m}x{n}x{k}:nn", f"{tag}w:{n}x{m}x{k}:tn"]
+    for i, (k, n) in enumerate(layers, 1):  # names must be unique: results are keyed by them
+        t = f"{tag}{i}"
+        out += [f"{t}f:{m}x{k}x{n}:nt", f"{t}d:{m}x{n}x{k}:nn", f"{t}w:{n}x{m}x{k}:tn"]
     return out
 
 
@@ -83,6 +117,7 @@ SQUARE = ["sq8k:8192x8192x8192:nn"] + [
     f"sq4k{x}:4096x4096x4096:{x}" for x in ("nn", "nt", "tn", "tt")
 ]
 SHAPES = SQUARE + VIT + RESNET + GPT2
+assert len({s.split(":")[0] for s in SHAPES}) == len(SHAPES), "shape names must be unique"
 
 
 def parse(spec: str) -> tuple[str, int, int, int, str]:
@@ -148,7 +183,7 @@ def set_env(env: dict[str, str]) -> None:
     os.environ.update(env)
 
 
-def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv) -> None:
+def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv, slow) -> None:
     """Times one shape on cuBLAS and under every config on vkml; prints its table row."""
     name, m, k, n, layout = shape
     ref_dev = "cuda" if cuda else "cpu"
@@ -170,6 +205,9 @@ def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv) -
         if time.perf_counter() - t_start > args.budget:
             cells.append(f"{'skip':>6}")
             continue
+        if slow.get(cfg, 0) >= args.drop_after:
+            cells.append(f"{'slow':>6}")
+            continue
         set_env(CONFIGS[cfg])
         try:
             sec = median_seconds(lambda: torch.mm(a, b), torch_vkml.synchronize, args.repeat, False)
@@ -187,6 +225,8 @@ def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv) -
         finally:
             set_env({})
         rates[name, cfg], errors[name, cfg] = flops / sec, err
+        if cuda and flops / sec < args.drop_below * cu:
+            slow[cfg] = slow.get(cfg, 0) + 1
         bad = "!" if not math.isfinite(err) or err > 1e-3 else " "
         if not any(x.startswith(EXPECTED[CONFIGS[cfg]["VKML_GEMM_F32_KERNEL"]]) for x in kernels):
             bad = "*"
@@ -208,10 +248,17 @@ def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv) -
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS), help="of: " + ",".join(CONFIGS))
     ap.add_argument("--shapes", default=",".join(SHAPES), help="names or name:MxKxN:layout specs")
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--budget", type=float, default=300.0, help="seconds; later runs are skipped")
+    ap.add_argument("--budget", type=float, default=270.0, help="seconds; later runs are skipped")
+    ap.add_argument(
+        "--drop-below",
+        type=float,
+        default=0.15,
+        help="a config this far below cuBLAS on --drop-after shapes is not run again ('slow')",
+    )
+    ap.add_argument("--drop-after", type=int, default=2)
     ap.add_argument("--csv", default=os.path.join(os.environ.get("OUT", "."), "gemm32_sweep.csv"))
     args = ap.parse_args()
     t_start = time.perf_counter()
@@ -225,15 +272,19 @@ def main() -> None:
     rates: dict[tuple[str, str], float] = {}
     errors: dict[tuple[str, str], float] = {}
     cublas: dict[str, float] = {}
+    slow: dict[str, int] = {}  # config -> shapes it ran below --drop-below of cuBLAS
     csv = ["shape,m,k,n,layout,config,ms,tflops,cublas_tflops,ratio,max_rel_err,kernels"]
     head = f"{'shape':>8} {'MxKxN':>19} L  " + " ".join(f"{c:>6}" for c in configs)
     print(head + f" {'cuBLAS':>6} {'best':>6} {'best/cuBLAS':>11}", flush=True)
     for shape in shapes:
-        run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv)
+        run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv, slow)
         torch_vkml.empty_cache()
         if cuda:
             torch.cuda.empty_cache()
-    print("TFLOP/s; '!': max rel error > 1e-3; '*': the config's kernel did not run (fallback)")
+    print(
+        "TFLOP/s; '!': max rel error > 1e-3; '*': the config's kernel did not run (fallback);"
+        " 'slow': dropped after --drop-after shapes below --drop-below of cuBLAS"
+    )
     print("Per config: geomean and min of vkml/cuBLAS over its shapes, worst error")
     for cfg in configs:
         names = [s[0] for s in shapes if (s[0], cfg) in rates]

@@ -75,7 +75,10 @@ class ScopedEnv {
   bool had_ = false;
 };
 bool no_coopmat(const std::string& s) { return s.find("coopmat") == std::string::npos; }
-bool scalar_tiled(const std::string& s) { return s.find("tiledv") == std::string::npos; }
+// Neither the vectorised nor the SIMT fp32 kernel: the scalar tiled one.
+bool scalar_tiled(const std::string& s) {
+  return s.find("tiledv") == std::string::npos && s.find("simt") == std::string::npos;
+}
 
 }  // namespace
 
@@ -97,9 +100,9 @@ TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
 }
 
 TEST(GemmPlanTest, AlignedFp32UsesTheVectorisedKernelOnCpuDevices) {
-  // Discrete GPUs keep the scalar kernel by default (the vector one was slower on the H200).
+  // Discrete GPUs take the SIMT kernel by default (the vector one was slower on the H200).
   EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), h200_like(), all_shaders).kernel,
-            GemmKernel::kTiled);
+            GemmKernel::kSimt);
   for (const DeviceCaps& caps : {lavapipe_like()}) {
     GemmPlan p = ops::choose_gemm_plan(shape(1024, 1024, 64), caps, all_shaders);
     EXPECT_EQ(p.kernel, GemmKernel::kTiledVec);
@@ -195,9 +198,9 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   DeviceCaps odd = h200_like();
   odd.coopmat_shapes = {{16, 8, 16, DType::kF16, DType::kF16, DType::kF16, DType::kF16}};
   EXPECT_EQ(ops::choose_gemm_plan(f16, odd, all_shaders).kernel, GemmKernel::kTiled);
-  // fp32, f64 and tiny problems never use it.
+  // fp32, f64 and tiny problems never use it (fp32 takes the SIMT kernel on GPUs).
   EXPECT_EQ(ops::choose_gemm_plan(shape(512, 512, 512), caps, all_shaders).kernel,
-            GemmKernel::kTiled);
+            GemmKernel::kSimt);
   EXPECT_EQ(
       ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders).kernel,
       GemmKernel::kTiled);
@@ -224,9 +227,37 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
 }
 
 TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
-  // Not the default yet: neither device takes it without VKML_GEMM_F32_KERNEL.
-  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).kernel,
+  // The GPU default (64x64 blocks of 8x4 thread tiles); CPU devices keep theirs without
+  // VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.
+  GemmPlan gpu = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  ASSERT_EQ(gpu.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(gpu.tile_m, 64u);
+  EXPECT_EQ(gpu.tile_n, 64u);
+  EXPECT_EQ(gpu.spec[6], 8u);  // TM
+  EXPECT_EQ(gpu.spec[7], 4u);  // TN
+  EXPECT_NE(ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), all_shaders).kernel,
+            GemmKernel::kSimt);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(),
+                                  [](const std::string& s) { return s != "gemm_simt_f32_f32"; })
+                .kernel,
             GemmKernel::kTiled);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096, DType::kF16, DType::kF32), h200_like(),
+                                  no_coopmat)
+                .kernel,
+            GemmKernel::kTiled);
+  {
+    // The named-accumulator variant: same plan, its own shader, thread tiles of 4 or 8 only.
+    ScopedEnv named("VKML_GEMM_F32_KERNEL", "simtn");
+    GemmPlan n = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+    ASSERT_EQ(n.kernel, GemmKernel::kSimt);
+    EXPECT_EQ(n.shader, "gemm_simtn_f32_f32");
+    ScopedEnv tile("VKML_GEMM_SIMT_TILE", "32x32x8x16x16x4x4");
+    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 64), h200_like(), all_shaders).shader,
+              "gemm_simtn_f32_f32");
+    ScopedEnv bad("VKML_GEMM_SIMT_TILE", "32x48x8x16x48x4x12");
+    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 96, 64), h200_like(), all_shaders).kernel,
+              GemmKernel::kTiled);
+  }
   ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
   for (const DeviceCaps& caps : {lavapipe_like(), h200_like()}) {
     GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), caps, all_shaders);
@@ -234,7 +265,7 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     EXPECT_EQ(p.shader, "gemm_simt_f32_f32");
     ASSERT_EQ(p.spec.size(), 12u);
     EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
-    EXPECT_EQ(p.tile_m, 128u);
+    EXPECT_EQ(p.tile_m, 64u);
     EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
     EXPECT_EQ(p.spec[8], 1u);   // A walked along k
     EXPECT_EQ(p.spec[9], 1u);   // B walked along n
@@ -478,45 +509,52 @@ TEST_F(GemmTest, AlignedOperandsEveryLayout) {
 }
 
 // The SIMT fp32 kernel on a small tile (cheap to compile on lavapipe): odd sizes, every layout
-// (16-byte and scalar loads), batches with broadcast, the epilogue and split-K.
+// (16-byte and scalar loads), batches with broadcast, the epilogue and split-K; also its
+// named-accumulator variant with 8x8 thread tiles (all four accumulator blocks).
 TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
-  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
-  ScopedEnv tile("VKML_GEMM_SIMT_TILE", "32x32x8x16x16x4x4");
-  ASSERT_EQ(ops::choose_gemm_plan(shape(200, 136, 72), dev().caps()).kernel, GemmKernel::kSimt);
-  ASSERT_EQ(ops::choose_gemm_plan(shape(200, 136, 72), dev().caps()).tile_m, 32u);
-  for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {
-    check({m, n, k}, "simt odd sizes");
-  }
-  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor, Layout::kStrided};
-  for (Layout la : layouts) {
-    for (Layout lb : layouts) {
-      check({37, 45, 29, DType::kF32, DType::kF32, la, lb}, "simt layout");
-      check({72, 136, 40, DType::kF32, DType::kF32, la, lb}, "simt aligned layout");
+  for (auto [name, tile_spec] : {std::pair{"simt", "32x32x8x16x16x4x4"},
+                                 std::pair{"simtn", "32x32x8x16x16x8x8"}}) {
+    SCOPED_TRACE(name);
+    ScopedEnv kernel("VKML_GEMM_F32_KERNEL", name);
+    ScopedEnv tile("VKML_GEMM_SIMT_TILE", tile_spec);
+    const GemmPlan plan = ops::choose_gemm_plan(shape(200, 136, 72), dev().caps());
+    ASSERT_EQ(plan.kernel, GemmKernel::kSimt);
+    ASSERT_EQ(plan.shader, std::string("gemm_") + name + "_f32_f32");
+    ASSERT_EQ(plan.tile_m, 32u);
+    for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {
+      check({m, n, k}, "simt odd sizes");
     }
+    const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor, Layout::kStrided};
+    for (Layout la : layouts) {
+      for (Layout lb : layouts) {
+        check({37, 45, 29, DType::kF32, DType::kF32, la, lb}, "simt layout");
+        check({72, 136, 40, DType::kF32, DType::kF32, la, lb}, "simt aligned layout");
+      }
+    }
+    check({40, 24, 48, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor,
+           Layout::kColMajor},
+          "simt column-major C");
+    GemmCase batched{67, 72, 20, DType::kF32, DType::kF32, Layout::kColMajor,
+                     Layout::kBroadcastBatch};
+    batched.batch0 = 3, batched.batch1 = 2;
+    check(batched, "simt batched, broadcast B");
+    for (Bias bias : {Bias::kPerRow, Bias::kPerCol}) {
+      GemmCase epi{36, 72, 56};
+      epi.alpha = 0.5, epi.beta = -1.25, epi.bias = bias;
+      check(epi, "simt epilogue");
+      epi.in_place = true;
+      check(epi, "simt epilogue in place");
+    }
+    GemmCase split{32, 30, 4099};
+    split.alpha = 0.5, split.beta = 0.25, split.bias = Bias::kPerCol;
+    ASSERT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), dev().caps()).split_k, 1u);
+    check(split, "simt split-K");
+    check({64, 64, 2048, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor},
+          "simt aligned split-K");
+    GemmCase k0{9, 11, 0};
+    k0.beta = 0.5, k0.bias = Bias::kPerCol;
+    check(k0, "simt k=0");
   }
-  check({40, 24, 48, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor,
-         Layout::kColMajor},
-        "simt column-major C");
-  GemmCase batched{67, 72, 20, DType::kF32, DType::kF32, Layout::kColMajor,
-                   Layout::kBroadcastBatch};
-  batched.batch0 = 3, batched.batch1 = 2;
-  check(batched, "simt batched, broadcast B");
-  for (Bias bias : {Bias::kPerRow, Bias::kPerCol}) {
-    GemmCase epi{36, 72, 56};
-    epi.alpha = 0.5, epi.beta = -1.25, epi.bias = bias;
-    check(epi, "simt epilogue");
-    epi.in_place = true;
-    check(epi, "simt epilogue in place");
-  }
-  GemmCase split{32, 30, 4099};
-  split.alpha = 0.5, split.beta = 0.25, split.bias = Bias::kPerCol;
-  ASSERT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), dev().caps()).split_k, 1u);
-  check(split, "simt split-K");
-  check({64, 64, 2048, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kRowMajor},
-        "simt aligned split-K");
-  GemmCase k0{9, 11, 0};
-  k0.beta = 0.5, k0.bias = Bias::kPerCol;
-  check(k0, "simt k=0");
 }
 
 // The SIMT kernel's other tiles (GPU-sized, slow to compile on lavapipe): the common layouts,

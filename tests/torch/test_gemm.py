@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_vkml
+import torch_vkml.profiler
 
 # float64 runs where the device has fp64 arithmetic (lavapipe and the H200 do).
 DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
@@ -127,12 +128,21 @@ def test_bmm_baddbmm(dtype, gen):
     check(torch.bmm(dev(b1[:0]), dev(b2[:0])), ref[:0], dtype)
 
 
-@pytest.mark.parametrize("tile", [None, "64x64x16x32x32x4x8", "32x32x8x16x16x4x4"])
-def test_simt_fp32_kernel(tile, monkeypatch, gen):
-    """The SIMT fp32 kernel (VKML_GEMM_F32_KERNEL=simt) through the torch ops above: transposed,
-    strided, broadcast and aligned operands, transposed outputs, addmm/baddbmm epilogues, linear
-    with its backward."""
-    monkeypatch.setenv("VKML_GEMM_F32_KERNEL", "simt")
+@pytest.mark.parametrize(
+    "kernel,tile",
+    [
+        ("simt", None),
+        ("simt", "64x64x16x32x32x4x8"),
+        ("simt", "32x32x8x16x16x4x4"),
+        ("simtn", "32x32x8x16x16x8x8"),  # named accumulators, all four blocks
+        ("simtn", "32x32x8x16x16x8x4"),  # two of them (the others must store nothing)
+    ],
+)
+def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
+    """The SIMT fp32 kernel (VKML_GEMM_F32_KERNEL=simt, the GPU default; simtn: its
+    named-accumulator variant) through the torch ops above: transposed, strided, broadcast and
+    aligned operands, transposed outputs, addmm/baddbmm epilogues, linear with its backward."""
+    monkeypatch.setenv("VKML_GEMM_F32_KERNEL", kernel)
     if tile:
         monkeypatch.setenv("VKML_GEMM_SIMT_TILE", tile)
     test_mm_noncontiguous_operands(torch.float32, gen)
@@ -154,6 +164,15 @@ def test_simt_fp32_kernel(tile, monkeypatch, gen):
     dy.backward(dev(g))
     for got, ref in ((dx, x), (dw, w), (db, bias)):
         check(got.grad, ref.grad.double(), torch.float32)
+    # The requested kernel is the one that ran (no silent fallback to the tiled kernel).
+    torch_vkml.profiler.enable()
+    try:
+        torch.mm(dev(a), dev(b).t())
+        torch_vkml.synchronize()
+        ran = torch_vkml.profiler.kernel_times(reset=True)
+    finally:
+        torch_vkml.profiler.disable()
+    assert any(name.startswith(f"gemm_{kernel}_f32") for name in ran), ran
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])

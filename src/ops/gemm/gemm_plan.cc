@@ -216,11 +216,11 @@ struct SimtTile {
   }
 };
 
-// Largest first; the first that still gives enough blocks is taken (see simt_plan).
+// Largest first; the first that still gives enough blocks is taken (see simt_plan). Only the
+// 64x64 block with 8x4 thread tiles for now: on the H200 every 8x8 thread tile ran at 2.3 TFLOP/s
+// (about 10x slower than 4x8/8x4, whatever the block or K step; see docs/performance.md).
 constexpr SimtTile kSimtTiles[] = {
-    {128, 128, 8, 32, 64, 8, 8},   // 256 threads, warps of 32x64
-    {128, 64, 16, 32, 64, 8, 8},   // 128 threads
-    {64, 64, 16, 32, 32, 4, 8},    // 128 threads
+    {64, 64, 16, 32, 32, 8, 4},  // 128 threads, warps of 32x32
 };
 
 // VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
@@ -238,7 +238,8 @@ bool simt_tile_override(const DeviceCaps& caps, SimtTile* t) {
 
 // The SIMT fp32 kernel takes every layout; its K loop uses 32-bit byte offsets, so the strides
 // within one tile must fit in 31 bits (else the tiled kernel runs).
-bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, GemmPlan* plan) {
+// `named`: the gemm_simtn variant (named 4x4 accumulator blocks), thread tiles of 4 or 8 only.
+bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* plan) {
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
@@ -251,6 +252,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, GemmPlan* plan) {
   SimtTile t{};
   if (chosen) t = *chosen;
   if (!simt_tile_override(caps, &t) && !chosen) return false;
+  if (named && ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8))) return false;
   const int64_t limit = int64_t{1} << 31;
   auto span = [](int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
     return (n1 * std::abs(s1) + n2 * std::abs(s2)) * 4;
@@ -267,7 +269,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, GemmPlan* plan) {
   const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
   const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
   plan->kernel = GemmKernel::kSimt;
-  plan->shader = "gemm_simt_f32_f32";
+  plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
@@ -336,19 +338,27 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
     }
   }
 
-  // fp32 kernel: VKML_GEMM_F32_KERNEL=tiled|vec|simt picks one (for measurements on a device).
-  // Default: the vectorised kernel on CPU devices (1.4x faster on lavapipe) and the tiled one on
-  // GPUs, where the vectorised kernel measured 10x slower on the H200 (2.3 vs 25 TFLOP/s).
+  // fp32 kernel: VKML_GEMM_F32_KERNEL=tiled|vec|simt|simtn picks one (measurements on a device).
+  // Default: the vectorised kernel on CPU devices (1.4x faster on lavapipe) and the SIMT kernel
+  // (64x64 blocks, 8x4 thread tiles) on GPUs. H200, driver 580.159.04, 2026-12-01, 29 fp32 shapes
+  // (square, ViT-B/16, ResNet-18, GPT-2): geomean 0.545 of cuBLAS (TF32 off) vs 0.414 for the tiled
+  // kernel (min 0.351 vs 0.213; the sweep's own summary said 0.556 vs 0.415, counting 20 shapes),
+  // which stays the fallback where the SIMT plan does not apply (strides past 31 bits).
+  // The vectorised kernel measured 10x slower there (2.3 vs 25 TFLOP/s), like every 8x8 SIMT tile.
   // VKML_GEMM_F32_VEC=1/0 is the older switch for the vectorised kernel alone.
   const char* kernel_env = std::getenv("VKML_GEMM_F32_KERNEL");
   const char* tv_env = std::getenv("VKML_GEMM_F32_VEC");
   std::string f32_kernel = kernel_env ? kernel_env : "";
   if (f32_kernel.empty()) {
-    const bool tv_on = tv_env ? std::string(tv_env) != "0" : caps.kind == DeviceKind::kCpu;
-    f32_kernel = tv_on ? "vec" : "tiled";
+    const bool cpu = caps.kind == DeviceKind::kCpu;
+    const bool tv_on = tv_env ? std::string(tv_env) != "0" : cpu;
+    f32_kernel = tv_on ? "vec" : cpu ? "tiled" : "simt";
   }
+  const bool named = f32_kernel == "simtn";
+  const char* simt_shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   GemmPlan simt;
-  if (f32_kernel == "simt" && shader_exists("gemm_simt_f32_f32") && simt_plan(d, caps, &simt)) {
+  if ((f32_kernel == "simt" || named) && shader_exists(simt_shader) &&
+      simt_plan(d, caps, named, &simt)) {
     simt.problem = d;
     simt.transposed = transposed;
     maybe_split_k(simt, caps);

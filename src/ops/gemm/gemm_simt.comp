@@ -15,6 +15,9 @@
 //   (coalesced), stored as one vector into the [k][.] tile, whose rows get 4 floats of padding.
 // So every shared store is a whole vector (no dynamic component writes). Address arithmetic is
 // 64-bit once per tile and 32-bit in the K loop (the plan bounds the strides).
+// SIMT_NAMED_ACC (gemm_simtn): the accumulators are four named mat4 blocks indexed by constants
+// instead of an array that only the driver's loop unrolling turns into registers (thread tiles
+// of 4 or 8). On the H200 every 8x8 thread tile of the array form ran 10x slower than 8x4.
 #include "vkml_common.glsl"
 #include "gemm_params.h"
 #include "gemm_types.glsl"
@@ -90,7 +93,13 @@ void main() {
   int a_off[A_UNITS], b_off[B_UNITS];  // byte offset of each unit's first element in the tile
   uint a_rows[A_UNITS], b_cols[B_UNITS];  // elements of each unit inside the matrix (0..4)
   vec4 ra[A_UNITS], rb[B_UNITS];
+#ifdef SIMT_NAMED_ACC
+  // Thread tiles of 4 or 8: four named 4x4 blocks, column r of cij = row i*4+r of block (i, j),
+  // every access a constant index (no reliance on the driver unrolling loops over an array).
+  mat4 c00, c01, c10, c11;
+#else
   vec4 acc[TM * TN / 4];  // [i][r][j]: row i * 4 * LANES_M + r, columns j * 4 * LANES_N + 0..3
+#endif
   [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
     const uvec2 q = a_unit(l);
     a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * 4;
@@ -119,7 +128,11 @@ void main() {
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           b_cols[l] = uint(clamp(int(n_left) - int(b_unit(l).y * 4), 0, 4));
         }
+#ifdef SIMT_NAMED_ACC
+        c00 = mat4(0.0), c01 = mat4(0.0), c10 = mat4(0.0), c11 = mat4(0.0);
+#else
         [[unroll]] for (uint i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0);
+#endif
 
         // Fetches the K tile at a_next / b_next (k offset kbase in the slice) into registers;
         // elements outside the matrices read as zero.
@@ -174,6 +187,25 @@ void main() {
           const bool more = kt + 1 < nk;
           if (more) FETCH((kt + 1) * BK);
           const uint a_at = cur * A_STAGE + a_rd, b_at = cur * B_STAGE + b_rd;
+#ifdef SIMT_NAMED_ACC
+          // c += a (column) x b (row) for one 4x4 block, column by column.
+          #define MAC(c, a, b)                  \
+            c[0] = fma(vec4((a).x), b, c[0]);   \
+            c[1] = fma(vec4((a).y), b, c[1]);   \
+            c[2] = fma(vec4((a).z), b, c[2]);   \
+            c[3] = fma(vec4((a).w), b, c[3]);
+          [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
+            const uint ar = a_at + kk * A_LD, br = b_at + kk * B_LD;
+            const vec4 fa0 = sa[ar], fb0 = sb[br];
+            // The second fragments only where the tile has them (else a dead in-range read).
+            const vec4 fa1 = sa[ar + (TM > 4 ? LANES_M : 0u)];
+            const vec4 fb1 = sb[br + (TN > 4 ? LANES_N : 0u)];
+            MAC(c00, fa0, fb0);
+            if (TN > 4) { MAC(c01, fa0, fb1); }
+            if (TM > 4) { MAC(c10, fa1, fb0); }
+            if (TM > 4 && TN > 4) { MAC(c11, fa1, fb1); }
+          }
+#else
           [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
             vec4 av[TM / 4], bv[TN / 4];
             [[unroll]] for (uint i = 0; i < TM / 4; ++i) av[i] = sa[a_at + kk * A_LD + i * LANES_M];
@@ -187,38 +219,54 @@ void main() {
               }
             }
           }
+#endif
           if (more) STASH(cur ^ 1u);
           barrier();  // also orders the last reads before the next tile's first stores
         }
 
+        // Stores row r of block (i, j) of the thread tile: 4 columns of C (or of a split-K slice).
+        #define STORE4(i, r, j, val)                                                            \
+          {                                                                                   \
+            const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
+            const int64_t col = col0 + (b_rd + (j) * LANES_N) * 4;                            \
+            const bool full = col + 4 <= N;                                                   \
+            if (row < M && col < N) {                                                         \
+              if (splits > 1) {                                                               \
+                const int64_t at_elem = ((slice * nbatch + z) * M + row) * N + col;           \
+                const uint64_t at = partial + uint64_t(at_elem) * 4;                          \
+                if (vec_partial && full) {                                                    \
+                  SimtW4(at).v = val;                                                         \
+                } else {                                                                      \
+                  [[unroll]] for (uint e = 0; e < 4; ++e) {                                   \
+                    if (col + e < N) store_partial(at + e * 4, val[e]);                       \
+                  }                                                                           \
+                }                                                                             \
+              } else if (vec_out && full) {                                                   \
+                SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v = epi.alpha * val;            \
+              } else {                                                                        \
+                [[unroll]] for (uint e = 0; e < 4; ++e) {                                     \
+                  if (col + e < N) store_result(epi, b0, b1, row, col + e, val[e]);           \
+                }                                                                             \
+              }                                                                               \
+            }                                                                                 \
+          }
+#ifdef SIMT_NAMED_ACC
+        #define STORE_BLOCK(c, i, j) \
+          { STORE4(i, 0, j, c[0]) STORE4(i, 1, j, c[1]) STORE4(i, 2, j, c[2]) STORE4(i, 3, j, c[3]) }
+        STORE_BLOCK(c00, 0, 0)
+        if (TN > 4) STORE_BLOCK(c01, 0, 1)
+        if (TM > 4) STORE_BLOCK(c10, 1, 0)
+        if (TM > 4 && TN > 4) STORE_BLOCK(c11, 1, 1)
+#else
         [[unroll]] for (uint i = 0; i < TM / 4; ++i) {
           [[unroll]] for (uint r = 0; r < 4; ++r) {
-            const int64_t row = row0 + (a_rd + i * LANES_M) * 4 + r;
-            if (row >= M) continue;
             [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
-              const int64_t col = col0 + (b_rd + j * LANES_N) * 4;
-              if (col >= N) continue;
               const vec4 v = acc[(i * 4 + r) * (TN / 4) + j];
-              const bool full = col + 4 <= N;
-              if (splits > 1) {
-                const uint64_t at = partial + uint64_t(((slice * nbatch + z) * M + row) * N + col) * 4;
-                if (vec_partial && full) {
-                  SimtW4(at).v = v;
-                } else {
-                  [[unroll]] for (uint e = 0; e < 4; ++e) {
-                    if (col + e < N) store_partial(at + e * 4, v[e]);
-                  }
-                }
-              } else if (vec_out && full) {
-                SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v = epi.alpha * v;
-              } else {
-                [[unroll]] for (uint e = 0; e < 4; ++e) {
-                  if (col + e < N) store_result(epi, b0, b1, row, col + e, v[e]);
-                }
-              }
+              STORE4(i, r, j, v)
             }
           }
         }
+#endif
       }
     }
   }

@@ -21,6 +21,9 @@ vkml_shader(NAME gemm_tiledv_f32_f32 SOURCE ${_dir}/gemm_tiled_vec.comp DEFINES 
             INCLUDE ${_dir})
 vkml_shader(NAME gemm_simt_f32_f32 SOURCE ${_dir}/gemm_simt.comp DEFINES IN_F32 OUT_F32
             INCLUDE ${_dir})
+# The same kernel with named accumulator blocks (thread tiles of 4 or 8; VKML_GEMM_F32_KERNEL=simtn).
+vkml_shader(NAME gemm_simtn_f32_f32 SOURCE ${_dir}/gemm_simt.comp
+            DEFINES IN_F32 OUT_F32 SIMT_NAMED_ACC INCLUDE ${_dir})
 # Split-K reduction per output dtype (the input-dtype define only picks the accumulator).
 foreach(pair f32:f32 f32:f16 f32:bf16 f64:f64)
   string(REPLACE ":" ";" _p ${pair})
