@@ -227,18 +227,19 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
 }
 
 TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
-  // The GPU default (64x64 blocks of 8x4 thread tiles); CPU devices keep theirs without
-  // VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.
+  // The GPU default (named accumulators, 128x64 blocks of 8x8 thread tiles); CPU devices keep
+  // theirs without VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.
   GemmPlan gpu = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
   ASSERT_EQ(gpu.kernel, GemmKernel::kSimt);
-  EXPECT_EQ(gpu.tile_m, 64u);
+  EXPECT_EQ(gpu.shader, "gemm_simtn_f32_f32");
+  EXPECT_EQ(gpu.tile_m, 128u);
   EXPECT_EQ(gpu.tile_n, 64u);
   EXPECT_EQ(gpu.spec[6], 8u);  // TM
-  EXPECT_EQ(gpu.spec[7], 4u);  // TN
+  EXPECT_EQ(gpu.spec[7], 8u);  // TN
   EXPECT_NE(ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), all_shaders).kernel,
             GemmKernel::kSimt);
   EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(),
-                                  [](const std::string& s) { return s != "gemm_simt_f32_f32"; })
+                                  [](const std::string& s) { return s != "gemm_simtn_f32_f32"; })
                 .kernel,
             GemmKernel::kTiled);
   EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096, DType::kF16, DType::kF32), h200_like(),
@@ -265,7 +266,7 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     EXPECT_EQ(p.shader, "gemm_simt_f32_f32");
     ASSERT_EQ(p.spec.size(), 12u);
     EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
-    EXPECT_EQ(p.tile_m, 64u);
+    EXPECT_EQ(p.tile_m, 128u);
     EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
     EXPECT_EQ(p.spec[8], 1u);   // A walked along k
     EXPECT_EQ(p.spec[9], 1u);   // B walked along n

@@ -121,7 +121,8 @@ T ew_softshrink(T x, T lambd) {
 
 // logit with eps >= 0 clamps x to [eps, 1 - eps]; a negative eps means none.
 T ew_logit(T x, T eps) {
-  if (eps >= T(0)) x = (x < eps) ? eps : ((x > T(1) - eps) ? T(1) - eps : x);
+  // isnan first: a driver may lower the compare-selects to min/max, which drop NaN
+  if (eps >= T(0) && !isnan(x)) x = (x < eps) ? eps : ((x > T(1) - eps) ? T(1) - eps : x);
   return ew_log(ew_div(x, T(1) - x));
 }
 T ew_logit_backward(T g, T x, T eps) {
@@ -139,7 +140,8 @@ T ew_nan_to_num(T x, T nan, T posinf, T neginf) {
 
 // round(x, decimals): ten_pow = 10^|decimals| in the compute type, neg = decimals < 0.
 T ew_round_decimals(T x, T ten_pow, T neg) {
-  return (neg != T(0)) ? roundEven(x / ten_pow) * ten_pow : roundEven(x * ten_pow) / ten_pow;
+  return (neg != T(0)) ? roundEven(ew_div_rn(x, ten_pow)) * ten_pow
+                       : ew_div_rn(roundEven(x * ten_pow), ten_pow);
 }
 
 // ---- special functions ----------------------------------------------------------------------

@@ -33,7 +33,40 @@ T ew_div_by_zero(T a, T b) {
   return (ew_signbit(a) != ew_signbit(b)) ? -ew_inf() : ew_inf();
 }
 
-T ew_div(T a, T b) { return (b == T(0)) ? ew_div_by_zero(a, b) : a / b; }
+// a / b and sqrt(x) correctly rounded, as on the CPU: Vulkan lets a driver's division and square
+// root be 2.5 ulp off (NVIDIA's are), so one residual step corrects them. The residual a - q * b
+// is exact by Dekker's product (EW_SPLIT: Veltkamp's constant) (GLSL's fma may be unfused, as on lavapipe); `precise` keeps the
+// compiler from contracting or reordering it. Huge or tiny operands keep the driver's result.
+#if defined(EW_DOUBLE)
+const T EW_RESIDUAL_MAX = 1.0e150lf, EW_RESIDUAL_MIN = 1.0e-140lf;
+#else
+const T EW_RESIDUAL_MAX = 1.0e15, EW_RESIDUAL_MIN = 1.0e-15;
+#endif
+T ew_residual(T a, T q, T b) {  // a - q * b
+  precise T tq = EW_SPLIT * q, qh = tq - (tq - q), ql = q - qh;
+  precise T tb = EW_SPLIT * b, bh = tb - (tb - b), bl = b - bh;
+  precise T p = q * b;
+  precise T e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
+  precise T r = (a - p) - e;
+  return r;
+}
+bool ew_residual_safe(T q, T b) {
+  T aq = abs(q), ab = abs(b);
+  return aq < EW_RESIDUAL_MAX && ab < EW_RESIDUAL_MAX && aq > EW_RESIDUAL_MIN && ab > EW_RESIDUAL_MIN;
+}
+T ew_div_rn(T a, T b) {
+  T q = a / b;
+  if (!ew_residual_safe(q, b)) return q;
+  precise T c = q + ew_residual(a, q, b) / b;
+  return c;
+}
+T ew_sqrt_rn(T x) {
+  T s = sqrt(x);
+  if (!ew_residual_safe(s, s)) return s;
+  precise T c = s + ew_residual(x, s, s) / (s + s);
+  return c;
+}
+T ew_div(T a, T b) { return (b == T(0)) ? ew_div_by_zero(a, b) : ew_div_rn(a, b); }
 
 // C's fmod, exact: subtract y * 2^k for k from the exponent gap down to 0 (Sterbenz: no error).
 T ew_fmod(T x, T y) {

@@ -172,7 +172,7 @@ T ew_bessel_i0(T x, bool scaled) {
   if (isnan(x)) return x;
   T ax = abs(x);
   if (ax <= T(8)) return scaled ? ew_i0_series(ax) * ew_exp(-ax) : ew_i0_series(ax);
-  T g = ew_i0_asym(T(8) / ax) / sqrt(ax);
+  T g = ew_div_rn(ew_i0_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
   if (scaled) return g;
   T h = ew_exp(T(0.5) * ax);  // exp(ax) alone overflows before I0 does
   return (h * g) * h;
@@ -184,7 +184,7 @@ T ew_bessel_i1(T x, bool scaled) {
     r = T(0.5) * ax * ew_i1_series(ax);
     if (scaled) r *= ew_exp(-ax);
   } else {
-    T g = ew_i1_asym(T(8) / ax) / sqrt(ax);
+    T g = ew_div_rn(ew_i1_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
     T h = ew_exp(T(0.5) * ax);
     r = scaled ? g : (h * g) * h;
   }

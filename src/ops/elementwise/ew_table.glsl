@@ -9,6 +9,9 @@
 VAL ew_threshold(VAL grad, VAL x, VAL threshold) { return (x <= threshold) ? VAL(0) : grad; }
 // std::min(std::max(x, lo), hi): NaN in x propagates, lo > hi gives hi (hardtanh, clamp).
 VAL ew_clamp_scalar(VAL x, VAL lo, VAL hi) {
+#ifdef EW_FLOAT
+  if (isnan(x)) return x;  // a driver may lower the compare-selects to min/max, which drop NaN
+#endif
   VAL r = (x < lo) ? lo : x;
   return (hi < r) ? hi : r;
 }

@@ -216,11 +216,13 @@ struct SimtTile {
   }
 };
 
-// Largest first; the first that still gives enough blocks is taken (see simt_plan). Only the
-// 64x64 block with 8x4 thread tiles for now: on the H200 every 8x8 thread tile ran at 2.3 TFLOP/s
-// (about 10x slower than 4x8/8x4, whatever the block or K step; see docs/performance.md).
+// Largest first; the first that still gives enough blocks is taken (see simt_plan). H200 sweep
+// (29 shapes, 2026-12-01, docs/performance.md): 128x64x16 with 8x8 thread tiles in the named-
+// accumulator variant (gemm_simtn) 0.729 of cuBLAS (geomean), 64x64x32 with 8x4 tiles 0.678.
 constexpr SimtTile kSimtTiles[] = {
-    {64, 64, 16, 32, 32, 8, 4},  // 128 threads, warps of 32x32
+    {128, 64, 16, 32, 64, 8, 8},  // 128 threads, warps of 32x64
+    {64, 64, 32, 32, 32, 8, 4},   // 128 threads, warps of 32x32: small outputs
+    {64, 64, 16, 32, 32, 8, 4},   // the same within 32 KiB of shared memory (0.541)
 };
 
 // VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
@@ -340,11 +342,10 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
 
   // fp32 kernel: VKML_GEMM_F32_KERNEL=tiled|vec|simt|simtn picks one (measurements on a device).
   // Default: the vectorised kernel on CPU devices (1.4x faster on lavapipe) and the SIMT kernel
-  // (64x64 blocks, 8x4 thread tiles) on GPUs. H200, driver 580.159.04, 2026-12-01, 29 fp32 shapes
-  // (square, ViT-B/16, ResNet-18, GPT-2): geomean 0.545 of cuBLAS (TF32 off) vs 0.414 for the tiled
-  // kernel (min 0.351 vs 0.213; the sweep's own summary said 0.556 vs 0.415, counting 20 shapes),
-  // which stays the fallback where the SIMT plan does not apply (strides past 31 bits).
-  // The vectorised kernel measured 10x slower there (2.3 vs 25 TFLOP/s), like every 8x8 SIMT tile.
+  // with named accumulators (gemm_simtn, tiles in kSimtTiles) on GPUs. H200, driver 580.159.04,
+  // 2026-12-01, 29 fp32 shapes (square, ViT-B/16, ResNet-18, GPT-2): geomean 0.729 of cuBLAS
+  // (TF32 off) vs 0.412 for the tiled kernel, which stays the fallback where the SIMT plan does
+  // not apply (strides past 31 bits). The vectorised kernel measured 10x slower there.
   // VKML_GEMM_F32_VEC=1/0 is the older switch for the vectorised kernel alone.
   const char* kernel_env = std::getenv("VKML_GEMM_F32_KERNEL");
   const char* tv_env = std::getenv("VKML_GEMM_F32_VEC");
@@ -352,7 +353,7 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   if (f32_kernel.empty()) {
     const bool cpu = caps.kind == DeviceKind::kCpu;
     const bool tv_on = tv_env ? std::string(tv_env) != "0" : cpu;
-    f32_kernel = tv_on ? "vec" : cpu ? "tiled" : "simt";
+    f32_kernel = tv_on ? "vec" : cpu ? "tiled" : "simtn";
   }
   const bool named = f32_kernel == "simtn";
   const char* simt_shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
