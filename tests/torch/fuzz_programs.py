@@ -239,6 +239,21 @@ def gen_unary(rng, b: Builder):
     return f"v{a}.{name}()", lambda t, d: getattr(t[0], name)(), [a], exact
 
 
+def zero_dim_as_on_a_gpu(x, y, device):
+    """On a GPU a 0-dim tensor is an ordinary operand: CUDA and vkml convert a 0-dim float of
+    another dtype to the other operand's f16/bf16 before the op, where the CPU's mul and div read it at float
+    precision (its CPU-scalar path). Measured alike for CUDA and vkml on an H200
+    (scripts/diag_scalar_precision.py); the CPU reference rounds it the same way."""
+    if not str(device).startswith("cpu"):
+        return x, y
+    def rounded(s, t):
+        if (s.dim() == 0 and t.dim() > 0 and t.dtype in (torch.float16, torch.bfloat16)
+                and s.is_floating_point() and s.dtype != t.dtype):
+            return s.to(t.dtype)
+        return s
+    return rounded(x, y), rounded(y, x)
+
+
 def gen_binary(rng, b: Builder):
     a = b.pick()
     if a is None:
@@ -262,7 +277,8 @@ def gen_binary(rng, b: Builder):
     if isinstance(other, int):
         exact = va.exact and b.values[other].exact and name not in SMOOTH_BINARY
         op = getattr(torch, name)
-        return f"torch.{name}(v{a}, v{other})", lambda t, d: op(t[0], t[1]), [a, other], exact
+        return (f"torch.{name}(v{a}, v{other})",
+                lambda t, d: op(*zero_dim_as_on_a_gpu(t[0], t[1], d)), [a, other], exact)
     text, make = other
     op = getattr(torch, name)
     return (
