@@ -16,20 +16,6 @@ using ew::Promote;
 const at::Scalar kOne(1);
 
 template <BinaryOp kOp, Promote kP>
-at::Tensor fn(const at::Tensor& a, const at::Tensor& b) {
-  return ew::binary(kOp, kP, a, b, kOne, {});
-}
-template <BinaryOp kOp, Promote kP>
-at::Tensor& inplace(at::Tensor& a, const at::Tensor& b) {
-  ew::binary(kOp, kP, a, b, kOne, a, true);
-  return a;
-}
-template <BinaryOp kOp, Promote kP>
-at::Tensor& out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
-  ew::binary(kOp, kP, a, b, kOne, o);
-  return o;
-}
-template <BinaryOp kOp, Promote kP>
 at::Tensor fn_s(const at::Tensor& a, const at::Scalar& b) {
   return ew::binary(kOp, kP, a, ew::wrap_scalar(b), kOne, {});
 }
@@ -264,17 +250,17 @@ at::Tensor floor_divide_s(const at::Tensor& a, const at::Scalar& b) {
 }  // namespace
 
 #define VKML_BINARY3(name, op, p)                                  \
-  m.impl(name ".Tensor", fn<BinaryOp::op, Promote::p>);            \
-  m.impl(name "_.Tensor", inplace<BinaryOp::op, Promote::p>);      \
-  m.impl(name ".out", out<BinaryOp::op, Promote::p>);
+  m.impl(name ".Tensor", ew::binary_fn<BinaryOp::op, Promote::p>);            \
+  m.impl(name "_.Tensor", ew::binary_inplace<BinaryOp::op, Promote::p>);      \
+  m.impl(name ".out", ew::binary_out<BinaryOp::op, Promote::p>);
 #define VKML_BINARY3_PLAIN(name, op, p)                            \
-  m.impl(name, fn<BinaryOp::op, Promote::p>);                      \
-  m.impl(name "_", inplace<BinaryOp::op, Promote::p>);             \
-  m.impl(name ".out", out<BinaryOp::op, Promote::p>);
+  m.impl(name, ew::binary_fn<BinaryOp::op, Promote::p>);                      \
+  m.impl(name "_", ew::binary_inplace<BinaryOp::op, Promote::p>);             \
+  m.impl(name ".out", ew::binary_out<BinaryOp::op, Promote::p>);
 #define VKML_COMPARE(name, op)                                     \
-  m.impl(name ".Tensor", fn<BinaryOp::op, Promote::kBoolOut>);     \
-  m.impl(name "_.Tensor", inplace<BinaryOp::op, Promote::kBoolOut>); \
-  m.impl(name ".Tensor_out", out<BinaryOp::op, Promote::kBoolOut>); \
+  m.impl(name ".Tensor", ew::binary_fn<BinaryOp::op, Promote::kBoolOut>);     \
+  m.impl(name "_.Tensor", ew::binary_inplace<BinaryOp::op, Promote::kBoolOut>); \
+  m.impl(name ".Tensor_out", ew::binary_out<BinaryOp::op, Promote::kBoolOut>); \
   m.impl(name ".Scalar", fn_s<BinaryOp::op, Promote::kBoolOut>);   \
   m.impl(name "_.Scalar", inplace_s<BinaryOp::op, Promote::kBoolOut>); \
   m.impl(name ".Scalar_out", out_s<BinaryOp::op, Promote::kBoolOut>);
@@ -294,44 +280,44 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   VKML_BINARY3("remainder", kRemainder, kSame)
   m.impl("remainder.Scalar_Tensor", fn_st<BinaryOp::kRemainder, Promote::kSame>);
   VKML_BINARY3("fmod", kFmod, kSame)
-  m.impl("pow.Tensor_Tensor", fn<BinaryOp::kPow, Promote::kSame>);
-  m.impl("pow_.Tensor", inplace<BinaryOp::kPow, Promote::kSame>);
-  m.impl("pow.Tensor_Tensor_out", out<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Tensor", ew::binary_fn<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow_.Tensor", ew::binary_inplace<BinaryOp::kPow, Promote::kSame>);
+  m.impl("pow.Tensor_Tensor_out", ew::binary_out<BinaryOp::kPow, Promote::kSame>);
   m.impl("pow.Tensor_Scalar", pow_s);
   m.impl("pow_.Scalar", pow_s_);
   m.impl("pow.Tensor_Scalar_out", pow_s_out);
   m.impl("pow.Scalar", fn_st<BinaryOp::kPow, Promote::kSame>);
   m.impl("pow.Scalar_out", out_st<BinaryOp::kPow, Promote::kSame>);
-  m.impl("maximum", fn<BinaryOp::kMaximum, Promote::kSame>);
-  m.impl("maximum.out", out<BinaryOp::kMaximum, Promote::kSame>);
-  m.impl("minimum", fn<BinaryOp::kMinimum, Promote::kSame>);
-  m.impl("minimum.out", out<BinaryOp::kMinimum, Promote::kSame>);
-  m.impl("fmax", fn<BinaryOp::kFmax, Promote::kSame>);
-  m.impl("fmax.out", out<BinaryOp::kFmax, Promote::kSame>);
-  m.impl("fmin", fn<BinaryOp::kFmin, Promote::kSame>);
-  m.impl("fmin.out", out<BinaryOp::kFmin, Promote::kSame>);
+  m.impl("maximum", ew::binary_fn<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("maximum.out", ew::binary_out<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("minimum", ew::binary_fn<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("minimum.out", ew::binary_out<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("fmax", ew::binary_fn<BinaryOp::kFmax, Promote::kSame>);
+  m.impl("fmax.out", ew::binary_out<BinaryOp::kFmax, Promote::kSame>);
+  m.impl("fmin", ew::binary_fn<BinaryOp::kFmin, Promote::kSame>);
+  m.impl("fmin.out", ew::binary_out<BinaryOp::kFmin, Promote::kSame>);
   VKML_BINARY3_PLAIN("atan2", kAtan2, kIntToFloat)
   VKML_BINARY3_PLAIN("hypot", kHypot, kIntToFloat)
   VKML_BINARY3("copysign", kCopysign, kIntToFloat)
   VKML_BINARY3("xlogy", kXlogy, kIntToFloat)
-  m.impl("bitwise_and.Tensor", fn<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
-  m.impl("bitwise_and_.Tensor", inplace<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
-  m.impl("bitwise_and.Tensor_out", out<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
-  m.impl("bitwise_or.Tensor", fn<BinaryOp::kBitwiseOr, Promote::kIntegral>);
-  m.impl("bitwise_or_.Tensor", inplace<BinaryOp::kBitwiseOr, Promote::kIntegral>);
-  m.impl("bitwise_or.Tensor_out", out<BinaryOp::kBitwiseOr, Promote::kIntegral>);
-  m.impl("bitwise_xor.Tensor", fn<BinaryOp::kBitwiseXor, Promote::kIntegral>);
-  m.impl("bitwise_xor_.Tensor", inplace<BinaryOp::kBitwiseXor, Promote::kIntegral>);
-  m.impl("bitwise_xor.Tensor_out", out<BinaryOp::kBitwiseXor, Promote::kIntegral>);
-  m.impl("bitwise_left_shift.Tensor", fn<BinaryOp::kLshift, Promote::kIntegral>);
-  m.impl("bitwise_left_shift_.Tensor", inplace<BinaryOp::kLshift, Promote::kIntegral>);
-  m.impl("bitwise_left_shift.Tensor_out", out<BinaryOp::kLshift, Promote::kIntegral>);
-  m.impl("bitwise_right_shift.Tensor", fn<BinaryOp::kRshift, Promote::kIntegral>);
-  m.impl("bitwise_right_shift_.Tensor", inplace<BinaryOp::kRshift, Promote::kIntegral>);
-  m.impl("bitwise_right_shift.Tensor_out", out<BinaryOp::kRshift, Promote::kIntegral>);
-  m.impl("__lshift__.Tensor", fn<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_and.Tensor", ew::binary_fn<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_and_.Tensor", ew::binary_inplace<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_and.Tensor_out", ew::binary_out<BinaryOp::kBitwiseAnd, Promote::kIntegral>);
+  m.impl("bitwise_or.Tensor", ew::binary_fn<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_or_.Tensor", ew::binary_inplace<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_or.Tensor_out", ew::binary_out<BinaryOp::kBitwiseOr, Promote::kIntegral>);
+  m.impl("bitwise_xor.Tensor", ew::binary_fn<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_xor_.Tensor", ew::binary_inplace<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_xor.Tensor_out", ew::binary_out<BinaryOp::kBitwiseXor, Promote::kIntegral>);
+  m.impl("bitwise_left_shift.Tensor", ew::binary_fn<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_left_shift_.Tensor", ew::binary_inplace<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_left_shift.Tensor_out", ew::binary_out<BinaryOp::kLshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift.Tensor", ew::binary_fn<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift_.Tensor", ew::binary_inplace<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("bitwise_right_shift.Tensor_out", ew::binary_out<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("__lshift__.Tensor", ew::binary_fn<BinaryOp::kLshift, Promote::kIntegral>);
   m.impl("__lshift__.Scalar", fn_s<BinaryOp::kLshift, Promote::kIntegral>);
-  m.impl("__rshift__.Tensor", fn<BinaryOp::kRshift, Promote::kIntegral>);
+  m.impl("__rshift__.Tensor", ew::binary_fn<BinaryOp::kRshift, Promote::kIntegral>);
   m.impl("__rshift__.Scalar", fn_s<BinaryOp::kRshift, Promote::kIntegral>);
   VKML_BINARY3_PLAIN("logical_and", kLogicalAnd, kBoolOut)
   VKML_BINARY3_PLAIN("logical_or", kLogicalOr, kBoolOut)
@@ -355,13 +341,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish_backward", backward_fn<BinaryOp::kHardswishBackward>);
   m.impl("hardswish_backward.out", backward_out<BinaryOp::kHardswishBackward>);
   m.impl("mish_backward", backward_fn<BinaryOp::kMishBackward>);
-  m.impl("logaddexp", fn<BinaryOp::kLogaddexp, Promote::kFloating>);
-  m.impl("logaddexp.out", out<BinaryOp::kLogaddexp, Promote::kFloating>);
-  m.impl("logaddexp2", fn<BinaryOp::kLogaddexp2, Promote::kFloating>);
-  m.impl("logaddexp2.out", out<BinaryOp::kLogaddexp2, Promote::kFloating>);
+  m.impl("logaddexp", ew::binary_fn<BinaryOp::kLogaddexp, Promote::kFloating>);
+  m.impl("logaddexp.out", ew::binary_out<BinaryOp::kLogaddexp, Promote::kFloating>);
+  m.impl("logaddexp2", ew::binary_fn<BinaryOp::kLogaddexp2, Promote::kFloating>);
+  m.impl("logaddexp2.out", ew::binary_out<BinaryOp::kLogaddexp2, Promote::kFloating>);
   VKML_BINARY3_PLAIN("nextafter", kNextafter, kFloating)
-  m.impl("special_xlog1py", fn<BinaryOp::kXlog1py, Promote::kIntToFloat>);
-  m.impl("special_xlog1py.out", out<BinaryOp::kXlog1py, Promote::kIntToFloat>);
+  m.impl("special_xlog1py", ew::binary_fn<BinaryOp::kXlog1py, Promote::kIntToFloat>);
+  m.impl("special_xlog1py.out", ew::binary_out<BinaryOp::kXlog1py, Promote::kIntToFloat>);
   m.impl("heaviside", heaviside);
   m.impl("heaviside_", heaviside_);
   m.impl("heaviside.out", heaviside_out);

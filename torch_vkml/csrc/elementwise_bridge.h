@@ -47,4 +47,20 @@ at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at
 // A Python number as the 0-dim CPU "wrapped number" tensor result_type() expects.
 at::Tensor wrap_scalar(const at::Scalar& s);
 
+// The functional, in-place and out= forms of a binary Tensor-Tensor op, for m.impl.
+template <vkml::ops::BinaryOp kOp, Promote kP>
+at::Tensor binary_fn(const at::Tensor& a, const at::Tensor& b) {
+  return binary(kOp, kP, a, b, 1, {});
+}
+template <vkml::ops::BinaryOp kOp, Promote kP>
+at::Tensor& binary_inplace(at::Tensor& a, const at::Tensor& b) {
+  binary(kOp, kP, a, b, 1, a, true);
+  return a;
+}
+template <vkml::ops::BinaryOp kOp, Promote kP>
+at::Tensor& binary_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  binary(kOp, kP, a, b, 1, o);
+  return o;
+}
+
 }  // namespace torch_vkml::ew

@@ -82,21 +82,6 @@ at::Tensor& binary_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) 
   ew::binary(kOp, Promote::kIntToFloat, a, b, 1, o);
   return o;
 }
-// igamma, igammac: floating dtypes only (half and bfloat16 included).
-template <BinaryOp kOp>
-at::Tensor igamma_fn(const at::Tensor& a, const at::Tensor& b) {
-  return ew::binary(kOp, Promote::kFloating, a, b, 1, {});
-}
-template <BinaryOp kOp>
-at::Tensor& igamma_inplace(at::Tensor& a, const at::Tensor& b) {
-  ew::binary(kOp, Promote::kFloating, a, b, 1, a, true);
-  return a;
-}
-template <BinaryOp kOp>
-at::Tensor& igamma_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
-  ew::binary(kOp, Promote::kFloating, a, b, 1, o);
-  return o;
-}
 
 }  // namespace
 
@@ -104,9 +89,9 @@ at::Tensor& igamma_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& o) 
   m.impl(name, binary_fn<BinaryOp::op>);      \
   m.impl(name ".out", binary_out<BinaryOp::op>);
 #define VKML_IGAMMA(name, op)                     \
-  m.impl(name, igamma_fn<BinaryOp::op>);          \
-  m.impl(name "_", igamma_inplace<BinaryOp::op>); \
-  m.impl(name ".out", igamma_out<BinaryOp::op>);
+  m.impl(name, ew::binary_fn<BinaryOp::op, Promote::kFloating>);          \
+  m.impl(name "_", ew::binary_inplace<BinaryOp::op, Promote::kFloating>); \
+  m.impl(name ".out", ew::binary_out<BinaryOp::op, Promote::kFloating>);
 
 #define VKML_SPECIAL3(name, op, half)          \
   m.impl(name, fn<UnaryOp::op, half>);         \

@@ -9,37 +9,18 @@
 
 namespace torch_vkml {
 
-namespace {
-
 using ew::Promote;
 using vkml::ops::BinaryOp;
 
 // clamp_min(x, t) is maximum(x, t) (NaN in either propagates, as on CPU and CUDA); clamp_max is
 // minimum. Promotion and broadcasting follow PyTorch's structured clamp_min.Tensor.
-template <BinaryOp kOp>
-at::Tensor clamp_bound(const at::Tensor& x, const at::Tensor& bound) {
-  return ew::binary(kOp, Promote::kSame, x, bound, 1, {});
-}
-template <BinaryOp kOp>
-at::Tensor& clamp_bound_(at::Tensor& x, const at::Tensor& bound) {
-  ew::binary(kOp, Promote::kSame, x, bound, 1, x, true);
-  return x;
-}
-template <BinaryOp kOp>
-at::Tensor& clamp_bound_out(const at::Tensor& x, const at::Tensor& bound, at::Tensor& out) {
-  ew::binary(kOp, Promote::kSame, x, bound, 1, out);
-  return out;
-}
-
-}  // namespace
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("clamp_min.Tensor", clamp_bound<BinaryOp::kMaximum>);
-  m.impl("clamp_min_.Tensor", clamp_bound_<BinaryOp::kMaximum>);
-  m.impl("clamp_min.Tensor_out", clamp_bound_out<BinaryOp::kMaximum>);
-  m.impl("clamp_max.Tensor", clamp_bound<BinaryOp::kMinimum>);
-  m.impl("clamp_max_.Tensor", clamp_bound_<BinaryOp::kMinimum>);
-  m.impl("clamp_max.Tensor_out", clamp_bound_out<BinaryOp::kMinimum>);
+  m.impl("clamp_min.Tensor", ew::binary_fn<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("clamp_min_.Tensor", ew::binary_inplace<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("clamp_min.Tensor_out", ew::binary_out<BinaryOp::kMaximum, Promote::kSame>);
+  m.impl("clamp_max.Tensor", ew::binary_fn<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("clamp_max_.Tensor", ew::binary_inplace<BinaryOp::kMinimum, Promote::kSame>);
+  m.impl("clamp_max.Tensor_out", ew::binary_out<BinaryOp::kMinimum, Promote::kSame>);
 }
 
 }  // namespace torch_vkml

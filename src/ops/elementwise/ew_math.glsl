@@ -379,11 +379,20 @@ T ew_atanh(T x) {
 
 // ---- error function -----------------------------------------------------------------------
 
-// exp(-x^2) without the rounding error of x^2: x = hi + lo with hi^2 exact (Veltkamp split).
-T ew_exp_neg_sq(T x) {
+// x = hi + lo with hi holding half the significand bits, so hi * hi is exact (Veltkamp split);
+// `precise` keeps the compiler from folding it away.
+void ew_split(T x, out T hi, out T lo) {
   precise T c = EW_SPLIT * x;
-  precise T hi = c - (c - x);
-  precise T lo = x - hi;
+  precise T h = c - (c - x);
+  precise T l = x - h;
+  hi = h;
+  lo = l;
+}
+
+// exp(-x^2) without the rounding error of x^2.
+T ew_exp_neg_sq(T x) {
+  T hi, lo;
+  ew_split(x, hi, lo);
   return ew_exp(-(hi * hi)) * ew_exp(-(lo * (x + hi)));
 }
 

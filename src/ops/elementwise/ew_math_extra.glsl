@@ -160,9 +160,8 @@ T ew_entr(T x) {
 
 // exp(x^2) without the rounding error of x^2 (as ew_exp_neg_sq).
 T ew_exp_sq(T x) {
-  precise T c = EW_SPLIT * x;
-  precise T hi = c - (c - x);
-  precise T lo = x - hi;
+  T hi, lo;
+  ew_split(x, hi, lo);
   return ew_exp(hi * hi) * ew_exp(lo * (x + hi));
 }
 

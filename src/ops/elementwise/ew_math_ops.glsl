@@ -10,13 +10,7 @@ void ew_fast_two_sum(T a, T b, out T hi, out T lo) {  // |a| >= |b|
   hi = s;
   lo = e;
 }
-void ew_split(T a, out T hi, out T lo) {  // hi keeps the upper half of the mantissa
-  precise T c = EW_SPLIT * a;
-  precise T h = c - (c - a);
-  precise T l = a - h;
-  hi = h;
-  lo = l;
-}
+// ew_split (hi keeps the upper half of the mantissa) is in ew_math.glsl, before its first user.
 void ew_two_prod(T a, T b, out T hi, out T lo) {
   T ah, al, bh, bl;
   ew_split(a, ah, al);
@@ -35,18 +29,15 @@ T ew_div_by_zero(T a, T b) {
 
 // a / b and sqrt(x) correctly rounded, as on the CPU: Vulkan lets a driver's division and square
 // root be 2.5 ulp off (NVIDIA's are), so one residual step corrects them. The residual a - q * b
-// is exact by Dekker's product (EW_SPLIT: Veltkamp's constant) (GLSL's fma may be unfused, as on lavapipe); `precise` keeps the
-// compiler from contracting or reordering it. Huge or tiny operands keep the driver's result.
+// is exact by ew_two_prod. Huge or tiny operands keep the driver's result.
 #if defined(EW_DOUBLE)
 const T EW_RESIDUAL_MAX = 1.0e150lf, EW_RESIDUAL_MIN = 1.0e-140lf;
 #else
 const T EW_RESIDUAL_MAX = 1.0e15, EW_RESIDUAL_MIN = 1.0e-15;
 #endif
 T ew_residual(T a, T q, T b) {  // a - q * b
-  precise T tq = EW_SPLIT * q, qh = tq - (tq - q), ql = q - qh;
-  precise T tb = EW_SPLIT * b, bh = tb - (tb - b), bl = b - bh;
-  precise T p = q * b;
-  precise T e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
+  T p, e;
+  ew_two_prod(q, b, p, e);
   precise T r = (a - p) - e;
   return r;
 }
