@@ -254,6 +254,34 @@ def zero_dim_as_on_a_gpu(x, y, device):
     return rounded(x, y), rounded(y, x)
 
 
+def ieee_signed_zero(name: str, op: Callable, device) -> Callable:
+    """The CPU's maximum/minimum of -0 and +0 depends on its vector or scalar path (seed 749260328855:
+    one tensor, both signs). vkml follows IEEE 754-2019 (max gives +0, min gives -0, in any order);
+    the reference is put the same way, since a later atan2 or division turns the sign into a jump."""
+    if name not in ("maximum", "minimum", "amax", "amin") or not str(device).startswith("cpu"):
+        return op
+
+    def canonical(*args, **kwargs):
+        out = op(*args, **kwargs)
+        if not out.is_floating_point():
+            return out
+        x = args[0]
+        if name in ("amax", "amin"):  # +0 if any +0 was reduced (amax), -0 if any -0 (amin)
+            sign_wanted = ~x.signbit() if name == "amax" else x.signbit()
+            dim = kwargs.get("dim")
+            dims = list(range(x.dim())) if dim is None else dim
+            keep = kwargs.get("keepdim", False)
+            has = (((x == 0) & sign_wanted).to(torch.int32).amax(dims, keepdim=keep) > 0
+                   if x.numel() else torch.zeros_like(out, dtype=torch.bool))
+            has = has if name == "amax" else ~has
+        else:
+            a, b = torch.broadcast_tensors(*(torch.as_tensor(v) for v in args[:2]))
+            has = ~(a.signbit() & b.signbit()) if name == "maximum" else ~(a.signbit() | b.signbit())
+        return torch.where(out == 0, torch.where(has, 0.0, -0.0).to(out.dtype), out)
+
+    return canonical
+
+
 def gen_binary(rng, b: Builder):
     a = b.pick()
     if a is None:
@@ -278,12 +306,13 @@ def gen_binary(rng, b: Builder):
         exact = va.exact and b.values[other].exact and name not in SMOOTH_BINARY
         op = getattr(torch, name)
         return (f"torch.{name}(v{a}, v{other})",
-                lambda t, d: op(*zero_dim_as_on_a_gpu(t[0], t[1], d)), [a, other], exact)
+                lambda t, d: ieee_signed_zero(name, op, d)(*zero_dim_as_on_a_gpu(t[0], t[1], d)),
+                [a, other], exact)
     text, make = other
     op = getattr(torch, name)
     return (
         f"torch.{name}(v{a}, {text})",
-        lambda t, d: op(t[0], make(t, d)),
+        lambda t, d: ieee_signed_zero(name, op, d)(t[0], make(t, d)),
         [a],
         va.exact and name not in SMOOTH_BINARY,
     )
@@ -321,8 +350,9 @@ def gen_out_variant(rng, b: Builder):
         out = torch.empty(
             x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=torch_device(d)
         ).transpose(-1, -2)
+        ref = ieee_signed_zero(name, getattr(torch, name), d)(x, x.flip(-1))
         getattr(torch, name)(x, x.flip(-1), out=out)
-        return out
+        return out.copy_(ref) if str(d).startswith("cpu") else out
 
     return f"torch.{name}(v{a}, v{a}.flip(-1), out=<transposed buffer>)", fn, [a], b.values[a].exact
 
@@ -394,7 +424,9 @@ def gen_reduction(rng, b: Builder):
 
 
 def reduction(name: str, device: str) -> Callable:
-    return exact_prod if name == "prod" and device == F64_REF else getattr(torch, name)
+    if name == "prod" and device == F64_REF:
+        return exact_prod
+    return ieee_signed_zero(name, getattr(torch, name), device)
 
 
 def exact_prod(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:

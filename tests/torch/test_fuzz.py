@@ -55,8 +55,9 @@ def test_comparison_catches_differences():
 
 # Seeds `make fuzz` found failing, replayed: 20844, 22376 (pow(x, 0.5) of -inf and -0.0, a vkml
 # fix); 3010210, 3036028 (remainder of a rounded value), 3030422 (pow(x, -3) of a rounded zero),
-# 3024235 (a float32 product overflowing on the CPU), 3001412 (signbit of a NaN): the comparison.
-FOUND_SEEDS = [20844, 22376, 3010210, 3036028, 3030422, 3024235, 3001412]
+# 3024235 (a float32 product overflowing on the CPU), 3001412 (signbit of a NaN): the comparison;
+# 749260328855 (minimum of -0.0 and False, then atan2): signed zeros of maximum/minimum.
+FOUND_SEEDS = [20844, 22376, 3010210, 3036028, 3030422, 3024235, 3001412, 749260328855]
 
 
 def test_found_seeds_match_cpu():
@@ -228,3 +229,29 @@ def test_reduced_float_with_wider_0dim_tensor_follows_cuda():
         for other in (s, float(s)):
             got = op(a.to(V), other).cpu()
             assert torch.equal(got.view(torch.int16), wide.view(torch.int16)), (op, other)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_max_min_of_signed_zeros_follow_ieee(dtype):
+    """Seed 749260328855: minimum(-0.0, False) gave -0.0 and +0.0 in one CPU tensor (its vector and
+    scalar paths differ), and atan2 turned the sign into a jump of pi. vkml follows IEEE 754-2019 in
+    any operand order and any reduction order: maximum gives +0 and minimum -0."""
+    a = torch.tensor([-0.0, 0.0, -0.0, 0.0] * 5, dtype=dtype)
+    b = torch.tensor([0.0, -0.0, -0.0, 0.0] * 5, dtype=dtype)
+    both_neg = a.signbit() & b.signbit()
+    either_neg = a.signbit() | b.signbit()
+    for x, y in ((a, b), (b, a)):
+        xv, yv = x.to(V), y.to(V)
+        assert torch.equal(torch.maximum(xv, yv).cpu().signbit(), both_neg)
+        assert torch.equal(torch.minimum(xv, yv).cpu().signbit(), either_neg)
+        assert torch.equal(torch.fmax(xv, yv).cpu().signbit(), both_neg)
+        assert torch.equal(torch.fmin(xv, yv).cpu().signbit(), either_neg)
+    false = torch.zeros((), dtype=torch.bool, device=V)
+    assert torch.minimum(torch.full((7,), -0.0, dtype=dtype, device=V), false).cpu().signbit().all()
+    mixed = torch.tensor([-0.0, 0.0, -0.0], dtype=dtype)
+    for order in (mixed, mixed.flip(0)):
+        ov = order.to(V)
+        assert not ov.amax().cpu().signbit() and ov.amin().cpu().signbit()
+        lo, hi = torch.aminmax(ov)
+        assert lo.cpu().signbit() and not hi.cpu().signbit()
+    assert torch.full((3,), -0.0, dtype=dtype, device=V).amax().cpu().signbit()

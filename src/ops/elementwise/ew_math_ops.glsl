@@ -98,10 +98,14 @@ T ew_div_floor(T a, T b) {
 // Ties (+0 and -0) keep a, as std::max does; GLSL's max leaves them to the implementation.
 T ew_max(T a, T b) { return (a < b) ? b : a; }
 T ew_min(T a, T b) { return (b < a) ? b : a; }
-T ew_maximum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_max(a, b)); }
-T ew_minimum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_min(a, b)); }
-T ew_fmax(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_max(a, b)); }
-T ew_fmin(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_min(a, b)); }
+// Zeros follow IEEE 754-2019 maximum/minimum: max(-0, +0) = +0 and min(-0, +0) = -0 whatever the
+// operand order (the CPU's answer depends on its vector or scalar path; the order must not matter).
+T ew_max_signed(T a, T b) { return (a == b) ? (ew_signbit(a) ? b : a) : ew_max(a, b); }
+T ew_min_signed(T a, T b) { return (a == b) ? (ew_signbit(a) ? a : b) : ew_min(a, b); }
+T ew_maximum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_max_signed(a, b)); }
+T ew_minimum(T a, T b) { return isnan(a) ? a : (isnan(b) ? b : ew_min_signed(a, b)); }
+T ew_fmax(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_max_signed(a, b)); }
+T ew_fmin(T a, T b) { return isnan(a) ? b : (isnan(b) ? a : ew_min_signed(a, b)); }
 
 T ew_hypot(T a, T b) {
   if (isinf(a) || isinf(b)) return ew_inf();

@@ -74,6 +74,22 @@ bool beats(V x, V y, bool want_max) {
   return want_max ? x > y : x < y;
 }
 
+// max/min/aminmax: like beats, and a zero of the wanted sign beats the other zero (IEEE 754-2019
+// maximum/minimum), so the result does not depend on the reduction order. Arg ops keep first-wins ties.
+bool beats_value(V x, V y, bool want_max) {
+#ifndef V_INT
+  if (x == y && x == V(0)) {
+#ifdef V_DOUBLE
+    bool x_neg = (unpackDouble2x32(x).y >> 31) != 0u, y_neg = (unpackDouble2x32(y).y >> 31) != 0u;
+#else
+    bool x_neg = (floatBitsToUint(x) >> 31) != 0u, y_neg = (floatBitsToUint(y) >> 31) != 0u;
+#endif
+    return want_max ? (!x_neg && y_neg) : (x_neg && !y_neg);
+  }
+#endif
+  return beats(x, y, want_max);
+}
+
 // Combines two states; for index ops, t may also be a single element (t.n = its index).
 State combine(State s, State t) {
   if (OP == VKML_RED_SUM || OP == VKML_RED_NANSUM || OP == VKML_RED_MEAN) {
@@ -87,12 +103,12 @@ State combine(State s, State t) {
   } else if (OP == VKML_RED_COUNT_NONZERO) {
     s.n += t.n;
   } else if (OP == VKML_RED_MAX || OP == VKML_RED_MIN) {
-    if (t.n != 0 && (s.n == 0 || beats(t.a, s.a, OP == VKML_RED_MAX))) s.a = t.a;
+    if (t.n != 0 && (s.n == 0 || beats_value(t.a, s.a, OP == VKML_RED_MAX))) s.a = t.a;
     s.n |= t.n;
   } else if (OP == VKML_RED_AMINMAX) {
     if (t.n != 0) {
-      if (s.n == 0 || beats(t.a, s.a, false)) s.a = t.a;
-      if (s.n == 0 || beats(t.b, s.b, true)) s.b = t.b;
+      if (s.n == 0 || beats_value(t.a, s.a, false)) s.a = t.a;
+      if (s.n == 0 || beats_value(t.b, s.b, true)) s.b = t.b;
       s.n = 1;
     }
   } else if (kArg) {
