@@ -22,3 +22,14 @@ for dtype in (torch.bfloat16, torch.float16):
             row.append(f"{dev}: 0-dim-dev {int((t != cpu).sum())} diff, float {int((p != cpu).sum())}, "
                        f"0-dim-cpu {int((c != cpu).sum())}")
         print("  ".join(row))
+
+# An integer 0-dim tensor too large for fp16 (fuzz seed 408309560595): cast to fp16 first it is inf,
+# and 0 * inf is NaN; read at float precision it is finite, and 0 * it is 0.
+xh = torch.tensor([0.0, 1.0, -2.0], dtype=torch.float16)
+big = torch.tensor(10**12)
+for dev in ("cpu", "cuda", "vkml"):
+    if dev == "cuda" and not torch.cuda.is_available():
+        continue
+    r = torch.mul(xh.to(dev), big.to(dev)).cpu().tolist()
+    a = torch.add(xh.to(dev), big.to(dev)).cpu().tolist()
+    print(f"int64 0-dim on {dev}: mul {r} add {a}")

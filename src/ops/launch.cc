@@ -1,5 +1,7 @@
 #include "ops/launch.h"
 
+#include <cstdlib>
+
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -13,11 +15,16 @@ void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
   }
   p->numel = numel;
   p->ndim = static_cast<uint32_t>(sizes.size());
+  constexpr int64_t kIntMax = 0x7FFFFFFF;
+  int64_t dst_span = 0, src_span = 0;
   for (size_t d = 0; d < sizes.size(); ++d) {
     p->sizes[d] = sizes[d];
     p->dst_strides[d] = dst_strides[d];
     p->src_strides[d] = src_strides[d];
+    dst_span += (sizes[d] - 1) * std::abs(dst_strides[d]);
+    src_span += (sizes[d] - 1) * std::abs(src_strides[d]);
   }
+  p->index32 = numel <= kIntMax && dst_span <= kIntMax && src_span <= kIntMax ? 1u : 0u;
 }
 
 }  // namespace vkml::ops

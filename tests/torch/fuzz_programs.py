@@ -243,12 +243,14 @@ def zero_dim_as_on_a_gpu(x, y, device):
     """On a GPU a 0-dim tensor is an ordinary operand: CUDA and vkml convert a 0-dim float of
     another dtype to the other operand's f16/bf16 before the op, where the CPU's mul and div read it at float
     precision (its CPU-scalar path). Measured alike for CUDA and vkml on an H200
-    (scripts/diag_scalar_precision.py); the CPU reference rounds it the same way."""
+    (scripts/diag_scalar_precision.py); the CPU reference rounds it the same way. An integer 0-dim
+    operand is converted the same way (seed 408309560595: an int64 product too large for fp16 is inf
+    on the GPU, so 0 * it is NaN, where the CPU's mul reads it at float precision and gives 0)."""
     if not str(device).startswith("cpu"):
         return x, y
     def rounded(s, t):
         if (s.dim() == 0 and t.dim() > 0 and t.dtype in (torch.float16, torch.bfloat16)
-                and s.is_floating_point() and s.dtype != t.dtype):
+                and s.dtype != t.dtype and (s.is_floating_point() or s.dtype != torch.bool)):
             return s.to(t.dtype)
         return s
     return rounded(x, y), rounded(y, x)

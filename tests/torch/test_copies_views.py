@@ -186,3 +186,30 @@ print('ok')
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8, torch.float32,
+                                   torch.bool, torch.float64])
+def test_strided_copy_of_whole_rows(dtype, gen):
+    """Permutes that keep the last dim contiguous (attention heads, patch tokens) copy 4-, 8- or
+    16-byte units at a time when the row length, strides and addresses allow; every other case,
+    an odd row, a misaligned start and a sliced row, must still copy element by element."""
+    x = rand((3, 5, 4, 48), dtype, gen)
+    v = x.to("vkml")
+    cases = [
+        lambda t: t.permute(0, 2, 1, 3),           # heads: 96-byte rows in fp16
+        lambda t: t.transpose(0, 1)[:, 1:],       # rows from a slice of the outer dim
+        lambda t: t[..., 8:40].permute(2, 0, 1, 3),  # a column slice: rows start 16-byte aligned
+        lambda t: t[..., 1:].permute(1, 0, 2, 3),  # misaligned start (1 element in)
+        lambda t: t[..., :47].transpose(1, 2),     # odd row length
+        lambda t: t[..., ::2].transpose(0, 2),     # strided last dim: no widening
+    ]
+    for k, make in enumerate(cases):
+        got = make(v).contiguous().cpu()
+        want = make(x).contiguous()
+        assert torch.equal(got, want), k
+        out = torch.empty_like(want, device="vkml").transpose(0, 1)  # a strided destination
+        out.copy_(make(v).transpose(0, 1))
+        assert torch.equal(out.cpu(), want.transpose(0, 1)), k
+    big = rand((2, 33, 16), dtype, gen)  # 33 rows, more than one workgroup's worth of units
+    assert torch.equal(big.to("vkml").transpose(0, 1).contiguous().cpu(), big.transpose(0, 1).contiguous())

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // dst = static_cast<DST>(src) over strided tensors. Variants: SRC_*/DST_* defines.
 #include "vkml_common.glsl"
 #include "copy_params.h"

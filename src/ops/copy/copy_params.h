@@ -21,7 +21,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Str
   uint64_t src;
   uint64_t value;  // fill: the element's bit pattern
   uint32_t ndim;
-  uint32_t pad;
+  uint32_t index32;  // 1: element count and every offset fit in int (32-bit index arithmetic)
 };
 #ifdef __cplusplus
 static_assert(sizeof(StridedParams) == 8 + 3 * 8 * VKML_COPY_MAX_DIMS + 3 * 8 + 8);

@@ -1,6 +1,8 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// dst = src bit for bit over strided tensors (same dtype). Variants by element size: ELEM_BITS.
+#extension GL_EXT_control_flow_attributes : require
+// dst = src bit for bit over strided tensors (same dtype). Variants by element size: ELEM_BITS
+// (128: rows of small elements copied 16 bytes at a time, see copy() in copy.cc).
 #include "vkml_common.glsl"
 #include "copy_params.h"
 #include "strided_index.glsl"
@@ -14,8 +16,11 @@ layout(push_constant) uniform Push { StridedParams p; } pc;
 #define P PU16
 #elif ELEM_BITS == 32
 #define P PU32
-#else
+#elif ELEM_BITS == 64
 #define P PU64
+#else
+layout(buffer_reference, scalar, buffer_reference_align = 16) buffer PU128 { uvec4 v; };
+#define P PU128
 #endif
 #define ELEM_BYTES (ELEM_BITS / 8)
 

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Every element of a strided dst = one bit pattern. Variants by element size: ELEM_BITS.
 #include "vkml_common.glsl"
 #include "copy_params.h"

@@ -4,6 +4,7 @@ foreach(bits 8 16 32 64)
   vkml_shader(NAME copy_raw_u${bits} SOURCE ${_dir}/copy_raw.comp DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
   vkml_shader(NAME fill_u${bits} SOURCE ${_dir}/fill.comp DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
 endforeach()
+vkml_shader(NAME copy_raw_u128 SOURCE ${_dir}/copy_raw.comp DEFINES ELEM_BITS=128 INCLUDE ${_dir})
 vkml_shader(NAME copy_vec4 SOURCE ${_dir}/copy_vec4.comp)
 # Casts between every pair of dtypes; f64 variants use the fp64 pointer type.
 set(_dtypes f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool)
