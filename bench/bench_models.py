@@ -167,6 +167,7 @@ def main() -> None:
     ap.add_argument("--json", default="")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="only profile: one step per model, its N most expensive kernels")
+    ap.add_argument("--vkml-only", action="store_true", help="time vkml alone (no reference)")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     ref = reference_device()
@@ -179,14 +180,17 @@ def main() -> None:
     args.small = args.small or cpu_device()
     if args.profile:
         return profile_kernels(args)
-    refs = reference_timings(args, ref) if ref == "cuda" else {}
+    refs = reference_timings(args, ref) if ref == "cuda" and not args.vkml_only else {}
     print(f"models on {torch_vkml.device_name()} against {ref}")
     print(header(ref))
     results: list[Result] = []
     before = sum(torch_vkml.fallback_stats().values())
     for name, make, kind in selected(args):
         vk_ms, vk_loss = time_one(make, "vkml", kind, args.repeat)
-        ref_ms, ref_loss = refs[name] if name in refs else time_one(make, ref, kind, args.repeat)
+        if args.vkml_only:
+            ref_ms, ref_loss = float("nan"), float("nan")
+        else:
+            ref_ms, ref_loss = refs[name] if name in refs else time_one(make, ref, kind, args.repeat)
         extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
         print(r.line(), flush=True)

@@ -18,6 +18,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+if "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1] == "cuda":
+    # CUDA's autograd and vkml must not share a process: keep example_utils (which loads
+    # torch_vkml) out; train_vit only uses it inside functions this script does not call.
+    import types
+    sys.modules["example_utils"] = types.ModuleType("example_utils")
 from train_vit import ViT  # noqa: E402
 
 

@@ -29,6 +29,9 @@ CASES = {
     "scatter out of range": lambda d: t(3, 3, device=d).scatter(0, idx([[5, 0, 0]], d),
                                                                  t(1, 3, device=d)),
     "advanced index out of range": lambda d: t(5, device=d)[idx([1, 7], d)],
+    # Fuzz seed 706165691506: the result is empty, so no kernel runs to see the bad index.
+    "advanced index into an empty dim": lambda d: t(0, 0, 5, device=d)[idx([0, 0], d)],
+    "advanced index into an empty inner dim": lambda d: t(3, 0, device=d)[:, idx([0], d)],
     "embedding out of range": lambda d: F.embedding(idx([0, 9], d), t(4, 3, device=d)),
     "empty negative size": lambda d: torch.empty(-1, device=d),
     "view invalid shape": lambda d: t(2, 3, device=d).view(4, 2),

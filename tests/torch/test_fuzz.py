@@ -57,9 +57,11 @@ def test_comparison_catches_differences():
 # fix); 3010210, 3036028 (remainder of a rounded value), 3030422 (pow(x, -3) of a rounded zero),
 # 3024235 (a float32 product overflowing on the CPU), 3001412 (signbit of a NaN): the comparison;
 # 749260328855 (minimum of -0.0 and False, then atan2): signed zeros of maximum/minimum;
-# 408309560595 (fp16 times an int64 0-dim product beyond fp16): the GPU 0-dim rule, for integers.
+# 408309560595 (fp16 times an int64 0-dim product beyond fp16): the GPU 0-dim rule, for integers;
+# 706165691506 (an index into an empty dimension, empty result): a vkml fix.
 FOUND_SEEDS = [
     20844, 22376, 3010210, 3036028, 3030422, 3024235, 3001412, 749260328855, 408309560595,
+    706165691506,
 ]
 
 

@@ -134,6 +134,10 @@ PreparedIndices prepare_indices(const at::Tensor& self,
     }
     at::Tensor ix = *expanded[d];
     int64_t size = self.size(static_cast<int64_t>(d));
+    // As the CPU: any index into an empty dimension is out of bounds, even when the result is
+    // empty anyway (no kernel would run to find it).
+    TORCH_CHECK_INDEX(size != 0 || ix.numel() == 0,
+                      "index is out of bounds for dimension with size 0");
     if (on_vkml(ix)) {
       p.device_checks = true;
     } else {

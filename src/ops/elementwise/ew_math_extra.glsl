@@ -41,7 +41,7 @@ T ew_round_storage(T x) {
 #if defined(DT_BF16)
   return bf16_to_float(float_to_bf16(x));
 #elif defined(DT_F16)
-  return float(float16_t(x));
+  return round_to_f16(x);
 #else
   return x;
 #endif

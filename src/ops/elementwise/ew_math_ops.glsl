@@ -187,7 +187,7 @@ T ew_pow(T a, T b) {
 T ew_sigmoid(T x) { return T(1) / (T(1) + ew_exp(-x)); }
 T ew_silu(T x) { return x / (T(1) + ew_exp(-x)); }
 // relu keeps NaN and -0 like PyTorch's clamp_min(x, 0).
-T ew_relu(T x) { return (x < T(0)) ? T(0) : x; }
+T ew_relu(T x) { return isnan(x) ? x : ((x < T(0)) ? T(0) : x); }  // NaN first: see ew_clamp_scalar
 // 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x. For
 // z = -x / sqrt 2 >= 1/2, erfc(z) = exp(-z^2) erfcx(z) is corrected to first order for the
 // rounding error zl of z: the relative error it causes grows like 2 z zl.

@@ -147,11 +147,12 @@ T ew_polygamma(T x, T n, T signed_factorial) {
 // ---- modified Bessel functions I0, I1 ------------------------------------------------------
 
 // I0(x) and I1(x) / (x / 2) for |x| <= 8 by their power series in (x/2)^2: positive terms, so
-// the sum is accurate to a few ulp.
+// the sum is accurate to a few ulp. The ratios are correctly rounded divisions: a driver's 2.5-ulp
+// division, compounded over some 30 terms, put float32 I0 beyond 1e-5 on an H200.
 T ew_i0_series(T x) {
   T y = T(0.25) * x * x, term = T(1), sum = T(1);
   for (int k = 1; k < 40; ++k) {
-    term *= y / T(k * k);
+    term *= ew_div_rn(y, T(k * k));
     sum += term;
     if (term < sum * T(0.25) * EW_EPS) break;
   }
@@ -160,7 +161,7 @@ T ew_i0_series(T x) {
 T ew_i1_series(T x) {
   T y = T(0.25) * x * x, term = T(1), sum = T(1);
   for (int k = 1; k < 40; ++k) {
-    term *= y / T(k * (k + 1));
+    term *= ew_div_rn(y, T(k * (k + 1)));
     sum += term;
     if (term < sum * T(0.25) * EW_EPS) break;
   }
@@ -175,7 +176,8 @@ T ew_bessel_i0(T x, bool scaled) {
   T g = ew_div_rn(ew_i0_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
   if (scaled) return g;
   T h = ew_exp(T(0.5) * ax);  // exp(ax) alone overflows before I0 does
-  return (h * g) * h;
+  precise T hg = h * g;         // in this order: h * h overflows (a driver may reorder otherwise)
+  return hg * h;
 }
 T ew_bessel_i1(T x, bool scaled) {
   if (isnan(x)) return x;
@@ -186,7 +188,8 @@ T ew_bessel_i1(T x, bool scaled) {
   } else {
     T g = ew_div_rn(ew_i1_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
     T h = ew_exp(T(0.5) * ax);
-    r = scaled ? g : (h * g) * h;
+    precise T hg = h * g;
+    r = scaled ? g : hg * h;
   }
   return (x < T(0)) ? -r : r;
 }

@@ -91,7 +91,7 @@ void store_bits(uint64_t dst, uint64_t bits) {
 
 // The value an element holds after store_dst(v): owner mode keeps sums in registers.
 #if defined(DST_F16)
-VAL round_val(VAL v) { return float(float16_t(v)); }
+VAL round_val(VAL v) { return round_to_f16(v); }
 #elif defined(DST_BF16)
 VAL round_val(VAL v) { return bf16_to_float(float_to_bf16(v)); }
 #elif defined(DST_I8)

@@ -78,7 +78,7 @@ int64_t wrap_signed(int64_t x, int bits) {
 // x rounded through dtype dt, as PyTorch casts the input to the computation dtype first.
 V round_through(uint dt, V x) {
   if (dt == DT_F32) return V(float(x));
-  if (dt == DT_F16) return V(float(float16_t(float(x))));
+  if (dt == DT_F16) return V(round_to_f16(float(x)));
   if (dt == DT_BF16) return V(bf16_to_float(float_to_bf16(float(x))));
 #ifdef VKML_USE_FP64
   if (dt == DT_F64) return V(double(x));

@@ -36,7 +36,7 @@ ACC linear_scale(ResampleParams p, int k) {
 
 // A weight rounded to f16/bf16 (code wdt): the CPU keeps interpolation weights in the data type.
 ACC round_weight(ACC v, uint wdt) {
-  if (wdt == NN_F16) return ACC(float(float16_t(float(v))));
+  if (wdt == NN_F16) return ACC(round_to_f16(float(v)));
   if (wdt == NN_BF16) return ACC(bf16_to_float(float_to_bf16(float(v))));
   return v;
 }

@@ -19,7 +19,7 @@ layout(push_constant) uniform Push { RangeParams p; } pc;
 #if defined(DST_F16)
 #define FUSED 0
 #define ELEM float
-float RND(float x) { return float(float16_t(x)); }
+float RND(float x) { return round_to_f16(x); }
 #define ARANGE_ACC float
 #elif defined(DST_BF16)
 #define FUSED 0

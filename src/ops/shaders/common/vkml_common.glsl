@@ -28,5 +28,19 @@ uint16_t float_to_bf16(float f) {
   return uint16_t(u >> 16);
 }
 
+// x rounded to the nearest fp16 value (ties to even), kept in float. Integer arithmetic on purpose:
+// a driver may fold float(float16_t(x)) into x (NVIDIA's does), which loses the rounding.
+float round_to_f16(float x) {
+  uint u = floatBitsToUint(x), sign = u & 0x80000000u, mag = u & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return x;                                 // inf, NaN
+  if (mag >= 0x477FF000u) return uintBitsToFloat(sign | 0x7F800000u);  // rounds past 65504
+  if (mag < 0x38800000u) {  // fp16 subnormal or zero: a multiple of 2^-24, exact in float
+    float q = roundEven(uintBitsToFloat(mag) * 16777216.0) * (1.0 / 16777216.0);
+    return uintBitsToFloat(sign | floatBitsToUint(q));
+  }
+  mag = (mag + 0xFFFu + ((mag >> 13) & 1u)) & ~0x1FFFu;  // keep 10 mantissa bits, ties to even
+  return uintBitsToFloat(sign | mag);
+}
+
 // Grid-stride loop bounds: any number of elements with at most 65535 workgroups.
 #define VKML_GRID_STRIDE int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x)
