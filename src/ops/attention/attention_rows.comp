@@ -1,0 +1,107 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// Row-wise parts of the GEMM attention path, one workgroup per score row (grid-stride over
+// rows); threads stride over the row's keys, each touching only its own elements, so the
+// in-place fp32 updates need no barrier.
+//   ROWS_FWD: scores -> logits (scale, causal, mask), row max and sum, lse, and the normalised
+//             probabilities with the dropout draws applied (kept ones scaled by 1 / (1 - p)).
+//   ROWS_BWD: P = exp(logit - lse), dropout draws regenerated; writes P_dropped (for dV) and
+//             dS = P * (dP - delta) with dP = dP_dropped * keep / (1 - p) (the scale goes to
+//             the dQ / dK GEMMs' alpha).
+// The draws and the masking rules are attention_common.glsl's, as in the fused kernels, so both
+// paths drop the same elements.
+#include "vkml_common.glsl"
+#include "attention_params.h"
+
+layout(local_size_x_id = 0) in;
+layout(push_constant) uniform Push { AttentionRowsParams rp; } pc;
+
+#include "attention_common.glsl"
+
+shared float sh_red[gl_WorkGroupSize.x];
+
+float reduce_max(float v) {
+  const uint t = gl_LocalInvocationIndex;
+  sh_red[t] = v;
+  barrier();
+  for (uint w = gl_WorkGroupSize.x / 2; w > 0; w /= 2) {
+    if (t < w) sh_red[t] = max(sh_red[t], sh_red[t + w]);
+    barrier();
+  }
+  const float r = sh_red[0];
+  barrier();
+  return r;
+}
+
+float reduce_sum(float v) {
+  const uint t = gl_LocalInvocationIndex;
+  sh_red[t] = v;
+  barrier();
+  for (uint w = gl_WorkGroupSize.x / 2; w > 0; w /= 2) {
+    if (t < w) sh_red[t] += sh_red[t + w];
+    barrier();
+  }
+  const float r = sh_red[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  AttentionRowsParams rp = pc.rp;
+  AttentionParams p = AttentionParams(rp.attn);
+  const int64_t L = p.q_len, S = p.kv_len;
+  const int64_t group = p.heads / p.kv_heads;
+  const bool dropout = p.dropout != 0u;
+  const uint tid = gl_LocalInvocationIndex, wg = gl_WorkGroupSize.x;
+  const int64_t first = int64_t(gl_WorkGroupID.x) + int64_t(gl_WorkGroupID.y) *
+                                                        int64_t(gl_NumWorkGroups.x);
+  const int64_t step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_NumWorkGroups.y);
+  for (int64_t r = first; r < rp.rows; r += step) {
+    const int64_t pair = r / L, m = r % L;
+    const int64_t b = rp.b0 + pair / rp.chunk_heads;
+    const int64_t h = (rp.hk0 + pair % rp.chunk_heads) * group + rp.group_index;
+    const int64_t lse_at = (b * p.heads + h) * L + m;
+    const uint64_t row = uint64_t(r * S);
+#ifdef ROWS_FWD
+    float mx = AT_NEG_INF;
+    for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
+      const uint64_t at = rp.scores + (row + uint64_t(n)) * 4ul;
+      const float x = at_logit(p, b, h, m, n, PF32(at).v);
+      PF32(at).v = x;
+      mx = max(mx, x);
+    }
+    mx = reduce_max(mx);
+    const float base = mx == AT_NEG_INF ? 0.0 : mx;  // every key hidden: P = 0
+    float sum = 0.0;
+    for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
+      sum += exp(PF32(rp.scores + (row + uint64_t(n)) * 4ul).v - base);
+    }
+    sum = reduce_sum(sum);
+    // A row with every key hidden gets 0, as PyTorch's math path (safe softmax) gives.
+    const float inv = sum == 0.0 ? 0.0 : 1.0 / sum;
+    for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
+      float pk = exp(PF32(rp.scores + (row + uint64_t(n)) * 4ul).v - base) * inv;
+      if (dropout) pk = at_keep(p, b, h, m, n) ? pk * p.keep_scale : 0.0;
+      at_store(rp.prob, int64_t(row) + n, rp.out_dtype, pk);
+    }
+    if (tid == 0u) PF32(p.lse + uint64_t(lse_at) * 4ul).v = sum == 0.0 ? AT_NEG_INF : mx + log(sum);
+#else
+    float lse_m = PF32(p.lse + uint64_t(lse_at) * 4ul).v;
+    if (lse_m == AT_NEG_INF) lse_m = 0.0;  // every key hidden: scores are -inf, P = 0
+    const float delta_m = rp.dscore != 0ul ? PF32(p.delta + uint64_t(lse_at) * 4ul).v : 0.0;
+    for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
+      const uint64_t at = row + uint64_t(n);
+      const float pk = exp(at_logit(p, b, h, m, n, PF32(rp.scores + at * 4ul).v) - lse_m);
+      const bool keep = !dropout || at_keep(p, b, h, m, n);
+      if (rp.dscore != 0ul) {
+        float dp = PF32(rp.dprob + at * 4ul).v;
+        if (dropout) dp = keep ? dp * p.keep_scale : 0.0;
+        at_store(rp.dscore, int64_t(at), rp.out_dtype, pk * (dp - delta_m));
+      }
+      if (rp.prob != 0ul) {
+        at_store(rp.prob, int64_t(at), rp.out_dtype, dropout ? (keep ? pk * p.keep_scale : 0.0) : pk);
+      }
+    }
+#endif
+  }
+}
