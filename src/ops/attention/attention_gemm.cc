@@ -176,8 +176,7 @@ void forward(Device& dev, const AttentionParams& p, const TensorDesc& lse, const
     rp.prob = prob;
     rp.out_dtype = p.dtype;
     const MemRange reads[] = {bytes_at(scores.address(), n * 4), mask};
-    const MemRange writes[] = {bytes_at(scores.address(), n * 4),
-                               bytes_at(prob, n * (half ? 2 : 4)), lse_range};
+    const MemRange writes[] = {bytes_at(prob, n * (half ? 2 : 4)), lse_range};
     rows_pass(dev, "attention_rows_fwd", p, s, rp, reads, writes);
     product(dev, s, p.q_len, p.v_head_dim, p.kv_len, dt, dt, scores_view(prob, p, s.nh), v, o,
             1.0, false);

@@ -56,7 +56,7 @@ struct AttentionRowsParams {
 layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer AttentionRowsParams {
 #endif
   uint64_t attn;    // AttentionParams of the call
-  uint64_t scores;  // fp32 q . k (unscaled); the forward leaves the masked logits there
+  uint64_t scores;  // fp32 q . k (unscaled)
   uint64_t dprob;   // fp32 dout . v (backward)
   uint64_t prob;    // out: P (forward: normalised; backward: exp(s - lse)), dropout applied
   uint64_t dscore;  // out (backward): P * (dP - delta), unscaled; 0 to skip

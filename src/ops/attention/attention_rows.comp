@@ -4,7 +4,8 @@
 // rows); threads stride over the row's keys, each touching only its own elements, so the
 // in-place fp32 updates need no barrier.
 //   ROWS_FWD: scores -> logits (scale, causal, mask), row max and sum, lse, and the normalised
-//             probabilities with the dropout draws applied (kept ones scaled by 1 / (1 - p)).
+//             probabilities with the dropout draws applied (kept ones scaled by 1 / (1 - p));
+//             two reads of the scores, one write of P.
 //   ROWS_BWD: P = exp(logit - lse), dropout draws regenerated; writes P_dropped (for dV) and
 //             dS = P * (dP - delta) with dP = dP_dropped * keep / (1 - p) (the scale goes to
 //             the dQ / dK GEMMs' alpha).
@@ -63,28 +64,31 @@ void main() {
     const int64_t lse_at = (b * p.heads + h) * L + m;
     const uint64_t row = uint64_t(r * S);
 #ifdef ROWS_FWD
-    float mx = AT_NEG_INF;
+    // Pass 1: each thread's running max and sum over its keys (online softmax), then merged.
+    float mx = AT_NEG_INF, sum = 0.0;
     for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
-      const uint64_t at = rp.scores + (row + uint64_t(n)) * 4ul;
-      const float x = at_logit(p, b, h, m, n, PF32(at).v);
-      PF32(at).v = x;
-      mx = max(mx, x);
+      const float x = at_logit(p, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
+      const float m_new = max(mx, x);
+      if (m_new != AT_NEG_INF) {
+        sum = sum * exp(mx - m_new) + exp(x - m_new);
+        mx = m_new;
+      }
     }
-    mx = reduce_max(mx);
-    const float base = mx == AT_NEG_INF ? 0.0 : mx;  // every key hidden: P = 0
-    float sum = 0.0;
-    for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
-      sum += exp(PF32(rp.scores + (row + uint64_t(n)) * 4ul).v - base);
-    }
-    sum = reduce_sum(sum);
+    const float row_max = reduce_max(mx);
+    sum = reduce_sum(mx == AT_NEG_INF ? 0.0 : sum * exp(mx - row_max));
+    const float base = row_max == AT_NEG_INF ? 0.0 : row_max;  // every key hidden: P = 0
     // A row with every key hidden gets 0, as PyTorch's math path (safe softmax) gives.
     const float inv = sum == 0.0 ? 0.0 : 1.0 / sum;
+    // Pass 2: the logits again (the mask is cheaper to re-read than the scores to write back).
     for (int64_t n = int64_t(tid); n < S; n += int64_t(wg)) {
-      float pk = exp(PF32(rp.scores + (row + uint64_t(n)) * 4ul).v - base) * inv;
+      const float x = at_logit(p, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
+      float pk = exp(x - base) * inv;
       if (dropout) pk = at_keep(p, b, h, m, n) ? pk * p.keep_scale : 0.0;
       at_store(rp.prob, int64_t(row) + n, rp.out_dtype, pk);
     }
-    if (tid == 0u) PF32(p.lse + uint64_t(lse_at) * 4ul).v = sum == 0.0 ? AT_NEG_INF : mx + log(sum);
+    if (tid == 0u) {
+      PF32(p.lse + uint64_t(lse_at) * 4ul).v = sum == 0.0 ? AT_NEG_INF : row_max + log(sum);
+    }
 #else
     float lse_m = PF32(p.lse + uint64_t(lse_at) * 4ul).v;
     if (lse_m == AT_NEG_INF) lse_m = 0.0;  // every key hidden: scores are -inf, P = 0
