@@ -115,8 +115,14 @@ void rows_pass(Device& dev, const char* shader, const AttentionParams& p, const 
   rp.hk0 = s.hk0;
   rp.chunk_heads = s.nh;
   rp.group_index = s.g;
-  const uint32_t wg = nn::workgroup_for(p.kv_len, dev.caps().kind == DeviceKind::kCpu ? 64 : 256);
-  nn::dispatch_groups(dev, shader, wg, rp.rows, &rp, sizeof(rp), reads, writes);
+  // About 4 keys per thread: short rows share a workgroup, long ones get all of it.
+  const uint32_t wg = dev.caps().kind == DeviceKind::kCpu ? 64 : 256;
+  uint32_t row_threads = 1;
+  while (row_threads < wg && row_threads * 4 < p.kv_len) row_threads *= 2;
+  rp.row_threads = row_threads;
+  const int64_t rows_per_group = wg / row_threads;
+  nn::dispatch_groups(dev, shader, wg, (rp.rows + rows_per_group - 1) / rows_per_group, &rp,
+                      sizeof(rp), reads, writes);
 }
 
 // Calls fn(step) over every chunk of pairs and group index (g innermost, so that the key-side
