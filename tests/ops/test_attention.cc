@@ -151,7 +151,11 @@ class AttentionTest : public DeviceTest {
       }
     }
     if (!grad) return;
-    DevTensor dq(dev(), t, qs), dk(dev(), t, ks), dv(dev(), t, vs);
+    auto layout = [&](const std::vector<int64_t>& sz) {
+      return strided ? heads_inner(sz) : std::vector<int64_t>{};
+    };
+    DevTensor dq(dev(), t, qs, layout(qs)), dk(dev(), t, ks, layout(ks));
+    DevTensor dv(dev(), t, vs, layout(vs));
     ops::attention_backward(dev(), dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, o.d, lse.d, mask_desc,
                             opt);
     expect_close(dq.read(dev()), want.dq, rtol, atol, "grad_query");

@@ -170,3 +170,21 @@ def test_default_path_on_this_device(gen, fallback, monkeypatch):
     cpu = torch_vkml.get_device_properties().type.lower() == "cpu"
     assert bool(kernels & GEMM_KERNELS) != cpu, kernels
     check(*results, torch.float32)
+
+
+def test_nan_propagates_like_the_fused_kernels(gen, monkeypatch):
+    """A NaN in a query poisons that query's row; one in a key every row that reads it."""
+    q, k, v, _, _ = make_inputs((1, 2, 2, 5, 7, 8, 8, False, None), torch.float32, gen)
+    q[0, 1, 3, 2] = float("nan")
+    k[0, 0, 4, 1] = float("nan")
+    nan_maps = {}
+    for path in ("fused", "gemm"):
+        monkeypatch.setenv("VKML_ATTENTION", path)
+        qv, kv, vv = (t.to("vkml").requires_grad_() for t in (q, k, v))
+        out = F.scaled_dot_product_attention(qv, kv, vv)
+        grads = torch.autograd.grad(out.sum(), (qv, kv, vv))
+        nan_maps[path] = [t.detach().cpu().isnan() for t in (out, *grads)]
+    out_nan = nan_maps["gemm"][0]
+    assert out_nan[0, 0].all() and out_nan[0, 1, 3].all() and not out_nan[0, 1, :3].any()
+    for a, b in zip(nan_maps["gemm"], nan_maps["fused"], strict=True):
+        assert torch.equal(a, b)
