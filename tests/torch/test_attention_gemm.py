@@ -188,3 +188,14 @@ def test_nan_propagates_like_the_fused_kernels(gen, monkeypatch):
     assert out_nan[0, 0].all() and out_nan[0, 1, 3].all() and not out_nan[0, 1, :3].any()
     for a, b in zip(nan_maps["gemm"], nan_maps["fused"], strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_gemm_backward_only(dtype, gen, fallback, monkeypatch):
+    """VKML_ATTENTION=gemm-backward: the fused forward's lse feeds the GEMM backward."""
+    monkeypatch.setenv("VKML_ATTENTION", "gemm-backward")
+    q, k, v, mask, kw = make_inputs((2, 4, 2, 19, 23, 16, 16, False, "bool"), dtype, gen)
+    results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
+    assert {"attention_fwd", "attention_rows_bwd"} <= kernels, kernels
+    assert not kernels & {"attention_rows_fwd", "attention_dq", "attention_dk"}, kernels
+    check(*results, dtype)
