@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from nn_helpers import only_native
 
+
 @pytest.fixture(autouse=True, params=["fused", "gemm"])
 def attention_path(request, monkeypatch):
     monkeypatch.setenv("VKML_ATTENTION", request.param)

@@ -6,9 +6,10 @@ shrinks the scratch budget so that the (batch, key head) pairs go in several chu
 import pytest
 import torch
 import torch.nn.functional as F
-import torch_vkml
 from nn_helpers import only_native
 from test_attention import check, heads_split, run_sdpa
+
+import torch_vkml
 
 GEMM_KERNELS = {"attention_rows_fwd", "attention_rows_bwd"}
 FUSED_KERNELS = {"attention_fwd", "attention_dq", "attention_dk", "attention_dv"}
