@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "nn_test_util.h"
 #include "vkml/attention.h"
+#include "vkml/profiling.h"
 
 namespace vkml::testing {
 
@@ -149,7 +151,11 @@ class AttentionTest : public DeviceTest {
       }
     }
     if (!grad) return;
-    DevTensor dq(dev(), t, qs), dk(dev(), t, ks), dv(dev(), t, vs);
+    auto layout = [&](const std::vector<int64_t>& sz) {
+      return strided ? heads_inner(sz) : std::vector<int64_t>{};
+    };
+    DevTensor dq(dev(), t, qs, layout(qs)), dk(dev(), t, ks, layout(ks));
+    DevTensor dv(dev(), t, vs, layout(vs));
     ops::attention_backward(dev(), dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, o.d, lse.d, mask_desc,
                             opt);
     expect_close(dq.read(dev()), want.dq, rtol, atol, "grad_query");
@@ -211,6 +217,63 @@ TEST_F(AttentionTest, CoopMatForward) {
     check({1, 4, 4, 17, 33, 8, 8}, DType::kBF16, false, 1, false, true);
   }
   unsetenv("VKML_SDPA_COOPMAT");
+}
+
+// Sets an environment variable for one scope (restored even when an assertion ends the test).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// The GEMM path (scores in fp32 scratch, products on the GEMM kernels), forced with
+// VKML_ATTENTION=gemm, on the fused tests' shapes: GQA, masks, causal (a causal row whose only
+// key the float mask hides is fully hidden), strided inputs and outputs, half types.
+TEST_F(AttentionTest, GemmPath) {
+  ScopedEnv path("VKML_ATTENTION", "gemm");
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  check({2, 2, 2, 7, 33, 8, 8}, DType::kF32, false, 0, false, true);
+  const auto ran = kernel_times(dev().stream(), true);
+  set_profiling(dev().stream(), false);
+  EXPECT_TRUE(ran.count("attention_rows_fwd") && ran.count("attention_rows_bwd"));
+  EXPECT_FALSE(ran.count("attention_fwd") || ran.count("attention_dq"));
+  check({1, 4, 2, 33, 40, 80, 24}, DType::kF32, false, 0, true, true);
+  check({1, 2, 1, 40, 7, 8, 8}, DType::kF32, true, 0, true, true);
+  check({2, 2, 1, 17, 33, 16, 16}, DType::kF32, true, 1, false, true);
+  check({2, 2, 2, 9, 20, 8, 12}, DType::kF32, false, 2, true, true);
+  check({1, 2, 2, 20, 33, 64, 64}, DType::kF16, true, 0, false, true);
+  check({1, 2, 1, 20, 33, 64, 64}, DType::kBF16, false, 1, true, true);
+  check({0, 2, 2, 5, 5, 8, 8}, DType::kF32, false, 0, false, true);
+  check({1, 2, 2, 0, 5, 8, 8}, DType::kF32, false, 0, false, true);
+  check({1, 1, 1, 3, 0, 8, 8}, DType::kF32, false, 0, false, true);
+}
+
+// A scratch budget of a few pairs: chunks of single heads, and of whole batches with a partial
+// last chunk.
+TEST_F(AttentionTest, GemmPathInChunks) {
+  ScopedEnv path("VKML_ATTENTION", "gemm");
+  const Shape z{3, 4, 2, 9, 10, 8, 8};
+  for (int pairs : {1, 5}) {
+    const std::string budget = std::to_string(z.l * z.s * 8 * pairs);  // backward: 2 fp32
+    ScopedEnv scratch("VKML_ATTENTION_SCRATCH", budget.c_str());
+    check(z, DType::kF32, true, 1, true, true);
+  }
+  ScopedEnv scratch("VKML_ATTENTION_SCRATCH", std::to_string(z.l * z.s * 12 * 3).c_str());
+  check(z, DType::kF16, false, 2, false, true);
 }
 
 TEST_F(AttentionTest, ZeroSize) {

@@ -1,7 +1,8 @@
 """Scaled dot-product attention on vkml: F.scaled_dot_product_attention and nn.MultiheadAttention
 reach the fused kernels (_scaled_dot_product_fused_attention_overrideable) for f32/f16/bf16 and
 PyTorch's math path (composite vkml ops) for float64. Results and gradients are checked against
-CPU math attention in float64."""
+CPU math attention in float64. Every test runs twice: on the flash kernels and on the GEMM path
+(VKML_ATTENTION=fused|gemm; test_attention_gemm.py covers the GEMM path further)."""
 
 import math
 
@@ -9,6 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 from nn_helpers import only_native
+
+
+@pytest.fixture(autouse=True, params=["fused", "gemm"])
+def attention_path(request, monkeypatch):
+    monkeypatch.setenv("VKML_ATTENTION", request.param)
+
 
 FUSED_GRAD_FN = "ScaledDotProductFusedAttentionOverrideableBackward0"
 TOL = {torch.float32: (2e-5, 2e-5), torch.float16: (5e-3, 5e-3), torch.bfloat16: (4e-2, 4e-2)}

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/attention/attention_gemm.h"
 #include "ops/attention/attention_params.h"
 #include "ops/nn_util.h"
 #include "vkml/errors.h"
@@ -222,6 +223,10 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
   copy_strides(p.o_strides, out);
   MemRange reads[] = {nn::range_of(q), nn::range_of(k), nn::range_of(v), mask_range(mask)};
   MemRange writes[] = {nn::range_of(out), nn::range_of(lse)};
+  if (attention_gemm::applies(dev, p, false)) {
+    attention_gemm::forward(dev, p, lse, mask_range(mask));
+    return;
+  }
   std::optional<CoopPlan> plan = coopmat_plan(dev.caps(), q.dtype, p.head_dim, p.v_head_dim);
   const char* force = std::getenv("VKML_SDPA_COOPMAT");
   if (!plan && force && std::string(force) == "1") {
@@ -281,6 +286,10 @@ void attention_backward(Device& dev, const TensorDesc& grad_q, const TensorDesc&
     constexpr uint32_t kWorkgroup = 64;
     nn::dispatch_groups(dev, "attention_delta", kWorkgroup, nn::groups_for(rows, kWorkgroup), &p,
                         sizeof(p), reads, writes);
+  }
+  if (attention_gemm::applies(dev, p, true)) {
+    attention_gemm::backward(dev, p, grad_q, grad_k, grad_v, lse, delta_range, mask_range(mask));
+    return;
   }
   MemRange reads[] = {nn::range_of(q),   nn::range_of(k),        nn::range_of(v),
                       nn::range_of(lse), nn::range_of(grad_out), delta_range,

@@ -44,4 +44,29 @@ static_assert(offsetof(AttentionParams, scale) == offsetof(AttentionParams, offs
 }  // namespace vkml::ops
 #endif
 
+
+// The GEMM path's row-wise kernels (attention_rows_fwd / _bwd) over a chunk of fp32 score
+// scratch: `rows` rows of kv_len scores, each handled by row_threads threads, row r = (pair, m) with pair = r / q_len enumerating
+// (batch b0 + pair / chunk_heads, key head hk0 + pair % chunk_heads); the query head is
+// hk * group + group_index. The attention block (scale, mask, dropout, lse, delta) is behind attn.
+#ifdef __cplusplus
+namespace vkml::ops {
+struct AttentionRowsParams {
+#else
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer AttentionRowsParams {
+#endif
+  uint64_t attn;    // AttentionParams of the call
+  uint64_t scores;  // fp32 q . k (unscaled)
+  uint64_t dprob;   // fp32 dout . v (backward)
+  uint64_t prob;    // out: P (forward: normalised; backward: exp(s - lse)), dropout applied
+  uint64_t dscore;  // out (backward): P * (dP - delta), unscaled; 0 to skip
+  int64_t rows, b0, hk0, chunk_heads, group_index;
+  uint32_t out_dtype;    // code of prob and dscore (the data dtype, or f32 in place)
+  uint32_t row_threads;  // threads per row: a power of two dividing the workgroup size
+};
+#ifdef __cplusplus
+static_assert(sizeof(AttentionRowsParams) == 5 * 8 + 5 * 8 + 8);
+}  // namespace vkml::ops
+#endif
+
 #endif  // VKML_OPS_ATTENTION_PARAMS_H_

@@ -13,3 +13,8 @@ vkml_shader(NAME attention_coopmat_f16 SOURCE ${_dir}/attention_coopmat.comp DEF
             INCLUDE ${_dir} REQUIRES coopmat)
 vkml_shader(NAME attention_coopmat_bf16 SOURCE ${_dir}/attention_coopmat.comp DEFINES IN_BF16
             INCLUDE ${_dir} REQUIRES coopmat bf16)
+# Row-wise kernels of the GEMM path (scores -> probabilities; dS), see attention_gemm.cc.
+vkml_shader(NAME attention_rows_fwd SOURCE ${_dir}/attention_rows.comp DEFINES ROWS_FWD
+            INCLUDE ${_dir})
+vkml_shader(NAME attention_rows_bwd SOURCE ${_dir}/attention_rows.comp DEFINES ROWS_BWD
+            INCLUDE ${_dir})
