@@ -58,8 +58,8 @@ struct ReducePlan {
 
 // nred: reduced elements per output; red_stride / kept_stride: src strides of the innermost
 // reduced and kept dims after coalescing (0 when there is none). col_width: outputs one thread may
-// take along a contiguous kept dim (4 for f32, 8 for f16/bf16 src; 0: one), col_extent: the size
-// of that innermost kept dim.
+// take along a contiguous kept dim (16 bytes of src: 8 for f16/bf16/i16, 4 for f32/i32, 2 for
+// f64/i64; 0: one), col_extent: the size of that innermost kept dim.
 ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t kept_stride,
                        const DeviceCaps& caps, uint32_t col_width = 0, int64_t col_extent = 0);
 

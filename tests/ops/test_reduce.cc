@@ -601,6 +601,45 @@ TEST_F(ReduceTest, ColumnLayoutEveryOpAndLayout) {
   }
 }
 
+TEST_F(ReduceTest, ColumnLayoutOfF64AndIntegers) {
+  // Two (f64, i64), four (i32) or eight (i16) outputs per thread; odd widths, a misaligned start.
+  struct Shape {
+    std::vector<int64_t> sizes;
+    int64_t offset;
+    std::vector<int> dims;
+  };
+  std::vector<Shape> shapes = {{{70, 13}, 0, {0}}, {{33, 18}, 1, {0}}, {{5, 9, 11}, 0, {0, 1}}};
+  std::vector<ReduceOp> ops_list = {ReduceOp::kSum,    ReduceOp::kMax,     ReduceOp::kArgMin,
+                                    ReduceOp::kAminmax, ReduceOp::kProd,   ReduceOp::kAll,
+                                    ReduceOp::kVar,    ReduceOp::kLogSumExp};
+  for (DType t : {DType::kF64, DType::kI64, DType::kI32, DType::kI16}) {
+    for (ReduceOp op : ops_list) {
+      bool float_op = op == ReduceOp::kVar || op == ReduceOp::kLogSumExp;
+      if (float_op && t != DType::kF64) continue;
+      for (size_t si = 0; si < shapes.size(); ++si) {
+        Case c;
+        c.op = op;
+        c.src = t;
+        bool widen = !dtype_is_float(t) && (op == ReduceOp::kSum || op == ReduceOp::kProd);
+        c.compute = widen ? DType::kI64 : t;
+        c.out0 = op == ReduceOp::kAll ? DType::kBool : c.compute;
+        c.out1 = op == ReduceOp::kArgMin ? DType::kI64 : t;
+        c.want_out1 = op == ReduceOp::kArgMin || op == ReduceOp::kAminmax;
+        c.sizes = shapes[si].sizes;
+        if (op == ReduceOp::kProd) c.sizes[0] = 3;
+        c.offset = shapes[si].offset;
+        c.dims = shapes[si].dims;
+        c.seed = static_cast<uint32_t>(si + 3);
+        c.force.splits = si == 1 ? 0 : static_cast<uint32_t>(si + 2);
+        if (op == ReduceOp::kAll) c.plant = {{1, 0.0}};
+        SCOPED_TRACE(::testing::Message() << "op " << int(op) << " " << dtype_name(t) << " shape "
+                                          << si);
+        EXPECT_EQ(run_case(dev(), c), 0);
+      }
+    }
+  }
+}
+
 TEST_F(ReduceTest, ColumnLayoutSplitsDoNotChangeExactResults) {
   // argmax (first index on ties) and max over the same columns: one pass, 2 and 7 splits.
   for (ReduceOp op : {ReduceOp::kArgMax, ReduceOp::kMax}) {
@@ -668,7 +707,11 @@ TEST(ReducePlanTest, ColumnLayoutFillsTheGpu) {
   int64_t groups = (65536 / 4) >> big.ox_log2;
   EXPECT_GE(groups * big.splits, 2048);
   EXPECT_GE(big.chunk * big.splits, 4096);
-  EXPECT_GE(big.chunk >> (8 - big.ox_log2), 16);
+  EXPECT_GE(big.chunk >> (8 - big.ox_log2), 8);
+  // Few wide columns (channels-last statistics): many splits, each thread still 8 rows or more.
+  ops::ReducePlan tall = ops::plan_reduce(64, 65536, 64, 1, gpu, 4, 64);
+  EXPECT_GE(tall.splits, 256u);
+  EXPECT_GE(tall.chunk >> (8 - tall.ox_log2), 8);
   // A small bias gradient stays one pass; f16 takes eight columns.
   ops::ReducePlan small = ops::plan_reduce(512, 32, 512, 1, gpu, 8, 512);
   EXPECT_EQ(small.col_w, 8u);

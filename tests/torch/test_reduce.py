@@ -365,8 +365,9 @@ def test_scans_of_scalars_and_empty():
 
 
 # ---- column reductions (reduced dim strided, kept dim contiguous) ----------------------------
-# f32/f16/bf16 take the column layout (several adjacent outputs per thread, 16-byte loads where
-# aligned, long columns split over workgroups); other dtypes and strided kept dims the plain one.
+# f32/f16/bf16/f64/i16/i32/i64 take the column layout (16 bytes of adjacent outputs per thread,
+# one load where aligned, long columns split over workgroups); 1-byte dtypes and strided kept dims
+# the plain one.
 
 COLUMN_SHAPES = [(3000, 37), (1025, 130), (5000, 64)]
 
@@ -410,7 +411,8 @@ def test_column_reductions_over_dim0(dtype):
     shapes = COLUMN_SHAPES if dtype == torch.float32 else COLUMN_SHAPES[1:2]
     for i, shape in enumerate(shapes):
         pairs = column_inputs(shape, dtype, seed=40)
-        for cx, vx in pairs if i == 0 else pairs[1::2]:
+        # Every layout once for float32; misaligned and odd-width slices for the rest.
+        for cx, vx in pairs if i == 0 and dtype == torch.float32 else pairs[1::2]:
             check_column_ops(cx, vx, dtype, 0)
             # Exact ops against the CPU on the same dtype: argmax/argmin first index on ties.
             q = (cx * 2).round()
@@ -433,7 +435,7 @@ def test_column_reductions_over_leading_dims_of_3d(dtype):
                        cx.double().abs().sum(0).max().item())
 
 
-@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8, torch.bool])
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64, torch.uint8])
 def test_column_reductions_of_integers_are_exact(dtype):
     x = rand(1025, 130, dtype=dtype, seed=42, lo=-3, hi=3)
     for cx, vx in [(x, x.to(VK)), (x[1:, 1:], x.to(VK)[1:, 1:])]:
@@ -443,9 +445,8 @@ def test_column_reductions_of_integers_are_exact(dtype):
         assert_matches(vx[:5].prod(0), cx[:5].prod(0))
         assert_matches(vx.all(0), cx.all(0))
         assert_matches(torch.count_nonzero(vx, 0), torch.count_nonzero(cx, 0))
-        if dtype != torch.bool:
-            assert_matches(vx.argmax(0), cx.argmax(0))
-            assert_matches(tuple(vx.min(0)), tuple(cx.min(0)))
+        assert_matches(vx.argmax(0), cx.argmax(0))
+        assert_matches(tuple(vx.min(0)), tuple(cx.min(0)))
 
 
 def test_column_reduction_of_transposed_view():

@@ -178,11 +178,15 @@ void set_layout(ReduceParams* p, const ReducePlan& plan, int64_t nred) {
   p->out_groups = static_cast<uint32_t>(ceil_div(items, per_group));
 }
 
-// Adjacent outputs per thread in the column layout: one 16-byte load of f32/f16/bf16 src.
+// Adjacent outputs per thread in the column layout: one 16-byte load of src (reduce_io.glsl's
+// load_cols); 0 for the 1-byte types (sixteen per load), which keep one output per thread.
 uint32_t column_width(DType src) {
-  if (src == DType::kF32) return 4;
-  if (src == DType::kF16 || src == DType::kBF16) return 8;
-  return 0;
+  switch (src) {
+    case DType::kF16: case DType::kBF16: case DType::kI16: return 8;
+    case DType::kF32: case DType::kI32: return 4;
+    case DType::kF64: case DType::kI64: return 2;
+    default: return 0;
+  }
 }
 
 // Elements per 16-byte load for the VEC mode, or 0: f32/f16/bf16 src reduced along one dim of
@@ -215,8 +219,9 @@ ReducePlan plan_columns(int64_t nout, int64_t nred, const DeviceCaps& caps, uint
   uint32_t ry_log2 = kWgLog2 - plan.ox_log2;
   int64_t groups = ceil_div(blocks, int64_t{1} << plan.ox_log2);
   int64_t target = caps.kind == DeviceKind::kCpu ? 64 : 2048;
-  // Each thread of a split still reads 16 rows or more (four rounds of four loads).
-  int64_t min_chunk = (int64_t{1} << ry_log2) * 16;
+  // Each thread of a split still reads 8 rows or more (two rounds of four loads), which keeps
+  // the partial states (16-24 bytes per output and split) within a few % of the input.
+  int64_t min_chunk = (int64_t{1} << ry_log2) * 8;
   if (groups < target && nred >= 2 * min_chunk) {
     int64_t splits = std::min({ceil_div(target, groups), nred / min_chunk, int64_t{4096}});
     plan.chunk = ceil_div(nred, splits);

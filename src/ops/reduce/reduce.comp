@@ -28,8 +28,8 @@ layout(constant_id = 6) const bool IDX64 = false;  // some extent does not fit i
 // VEC mode (f32/f16/bf16 src, one reduced dim of stride 1, rows 16-byte aligned, chunks a multiple
 // of VEC_W): elements per 16-byte load; 0 for the plain strided loop.
 layout(constant_id = 7) const uint VEC_W = 0u;
-// Column layout (f32/f16/bf16 src, innermost kept dim of stride 1): adjacent outputs per thread,
-// read with one 16-byte load per row where aligned; 0 for one output per thread.
+// Column layout (f32/f16/bf16/f64/i16/i32/i64 src, innermost kept dim of stride 1): adjacent
+// outputs per thread, read with one 16-byte load per row where aligned; 0: one output per thread.
 layout(constant_id = 8) const uint COL_W = 0u;
 
 layout(push_constant) uniform Push { ReduceParams p; } pc;
@@ -295,7 +295,7 @@ void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t 
 // meet in the shared-memory tree one output at a time.
 void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64_t split,
                     int64_t r_begin, int64_t r_end) {
-  const uint es = IN_DT == DT_F32 ? 4u : 2u;
+  const uint es = dtype_bytes(IN_DT);
   const uint kd = pc.p.kept_ndim - 1u;
   const int64_t extent = pc.p.kept_sizes[kd];
   const int64_t per_line = (extent + int64_t(COL_W) - 1) / int64_t(COL_W);
@@ -330,7 +330,7 @@ void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64
             uint64_t addr = one_dim ? row_addr + uint64_t(u) * u_step
                                     : src + uint64_t(src_off + reduced_offset(ru)) * uint64_t(es);
             if (cols == COL_W && (addr & 15ul) == 0ul) {
-              load_vec(IN_DT, addr, x[u]);
+              load_cols(IN_DT, addr, x[u]);
             } else {
               // A partial block at the end of a line, or a row not 16-byte aligned.
               for (uint k = 0u; k < COL_W; ++k) {
