@@ -393,15 +393,19 @@ def check_column_ops(cx, vx, dtype, dims):
     scale = ref.abs().sum(dims).max().item() if ref.numel() else 1.0
     n = ref.numel() // max(1, ref.sum(dims).numel())
     assert_matches(vx.sum(dims), ref.sum(dims).to(dtype), rtol, scale)
-    assert_matches(vx.mean(dims, keepdim=True), ref.mean(dims, keepdim=True).to(dtype), rtol,
-                   scale / n)
+    assert_matches(
+        vx.mean(dims, keepdim=True), ref.mean(dims, keepdim=True).to(dtype), rtol, scale / n
+    )
     assert_matches(vx.amax(dims), cx.amax(dims))
     assert_matches(vx.amin(dims, keepdim=True), cx.amin(dims, keepdim=True))
     assert_matches(vx.var(dims), ref.var(dims).to(dtype), rtol * 3)
     assert_matches(vx.std(dims, correction=0), ref.std(dims, correction=0).to(dtype), rtol * 3)
     assert_matches(vx.norm(dim=dims), ref.norm(dim=dims).to(dtype), rtol * 3)
-    assert_matches(torch.linalg.vector_norm(vx, 3, dims),
-                   torch.linalg.vector_norm(ref, 3, dims).to(dtype), rtol * 3)
+    assert_matches(
+        torch.linalg.vector_norm(vx, 3, dims),
+        torch.linalg.vector_norm(ref, 3, dims).to(dtype),
+        rtol * 3,
+    )
     assert_matches(vx.logsumexp(dims), ref.logsumexp(dims).to(dtype), rtol * 3)
     assert_matches(vx[:6].prod(0), ref[:6].prod(0).to(dtype), rtol * 3)
 
@@ -431,8 +435,12 @@ def test_column_reductions_over_leading_dims_of_3d(dtype):
     for cx, vx in [(x, x.to(VK)), (x[:, 1:], x.to(VK)[:, 1:])]:
         check_column_ops(cx, vx, dtype, (0, 1))
         assert_matches(vx.amax(0), cx.amax(0))  # two kept dims, the inner one contiguous
-        assert_matches(vx.sum(0), cx.double().sum(0).to(dtype), RTOL[dtype],
-                       cx.double().abs().sum(0).max().item())
+        assert_matches(
+            vx.sum(0),
+            cx.double().sum(0).to(dtype),
+            RTOL[dtype],
+            cx.double().abs().sum(0).max().item(),
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64, torch.uint8])
