@@ -712,6 +712,10 @@ TEST(ReducePlanTest, ColumnLayoutFillsTheGpu) {
   ops::ReducePlan tall = ops::plan_reduce(64, 65536, 64, 1, gpu, 4, 64);
   EXPECT_GE(tall.splits, 256u);
   EXPECT_GE(tall.chunk >> (8 - tall.ox_log2), 8);
+  // A mid-sized bias gradient: splits of 128 rows or more keep the partial states small.
+  ops::ReducePlan mid = ops::plan_reduce(1024, 1024, 1024, 1, gpu, 4, 1024);
+  EXPECT_GT(mid.splits, 1u);
+  EXPECT_GE(mid.chunk, 128);
   // A small bias gradient stays one pass; f16 takes eight columns.
   ops::ReducePlan small = ops::plan_reduce(512, 32, 512, 1, gpu, 8, 512);
   EXPECT_EQ(small.col_w, 8u);

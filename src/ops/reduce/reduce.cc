@@ -219,9 +219,10 @@ ReducePlan plan_columns(int64_t nout, int64_t nred, const DeviceCaps& caps, uint
   uint32_t ry_log2 = kWgLog2 - plan.ox_log2;
   int64_t groups = ceil_div(blocks, int64_t{1} << plan.ox_log2);
   int64_t target = caps.kind == DeviceKind::kCpu ? 64 : 2048;
-  // Each thread of a split still reads 8 rows or more (two rounds of four loads), which keeps
-  // the partial states (16-24 bytes per output and split) within a few % of the input.
-  int64_t min_chunk = (int64_t{1} << ry_log2) * 8;
+  // Each thread of a split still reads 8 rows or more (two rounds of four loads), and a split
+  // 128 rows or more, so that the partial states (16-24 bytes per output and split, written and
+  // read back) add a few % to the input's traffic at most.
+  int64_t min_chunk = std::max<int64_t>((int64_t{1} << ry_log2) * 8, 128);
   if (groups < target && nred >= 2 * min_chunk) {
     int64_t splits = std::min({ceil_div(target, groups), nred / min_chunk, int64_t{4096}});
     plan.chunk = ceil_div(nred, splits);
