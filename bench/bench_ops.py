@@ -93,6 +93,13 @@ def bandwidth(small: bool, ref: str) -> list[Result]:
 
     out.append(compare("reduce", f"amax dim=0 {rows}x{cols}", "GB", 4 * n / GB, colmax, ref,
                        inner=4))
+
+    def tall_colsum(dev):  # channels-last statistics: many rows, few contiguous columns
+        x = randn((n // 64, 64), torch.float32, dev, 6)
+        return lambda: x.sum(dim=0)
+
+    out.append(compare("reduce", f"sum dim=0 {n // 64}x64", "GB", 4 * n / GB, tall_colsum, ref,
+                       inner=4))
     return out
 
 

@@ -51,12 +51,17 @@ struct ReducePlan {
   bool ox_fast = false;  // neighbouring threads take neighbouring outputs (column reductions)
   uint32_t splits = 1;   // > 1: partial states per split, then a combining pass
   int64_t chunk = 0;     // reduced elements per split
+  // > 0: column layout; each thread takes col_w adjacent outputs along the contiguous kept dim
+  // (16-byte loads where aligned), 1 << ox_log2 such column blocks per workgroup.
+  uint32_t col_w = 0;
 };
 
 // nred: reduced elements per output; red_stride / kept_stride: src strides of the innermost
-// reduced and kept dims after coalescing (0 when there is none).
+// reduced and kept dims after coalescing (0 when there is none). col_width: outputs one thread may
+// take along a contiguous kept dim (16 bytes of src: 8 for f16/bf16/i16, 4 for f32/i32, 2 for
+// f64/i64; 0: one), col_extent: the size of that innermost kept dim.
 ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t kept_stride,
-                       const DeviceCaps& caps);
+                       const DeviceCaps& caps, uint32_t col_width = 0, int64_t col_extent = 0);
 
 // For tests: force a thread layout, a number of splits (0 / -1 = let plan_reduce decide) or the
 // 64-bit index arithmetic that only tensors with more than 2^31 elements need.
@@ -66,6 +71,7 @@ struct ReduceOverride {
   uint32_t splits = 0;
   bool idx64 = false;
   int vec = -1;  // 0: never the 16-byte vector loads of contiguous rows
+  int col = -1;  // 0: never the column layout (several adjacent outputs per thread)
 };
 
 void reduce(Device& dev, const ReduceArgs& args, const ReduceOverride& force = {});

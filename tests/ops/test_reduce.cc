@@ -18,6 +18,7 @@ struct Case {
   DType src = DType::kF32;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;  // empty: contiguous
+  int64_t offset = 0;            // src's first element in its storage, in elements
   std::vector<int> dims;
   DType compute = DType::kF32;
   DType out0 = DType::kF32;
@@ -141,7 +142,11 @@ Expected reference(const Case& c, std::vector<double> x, std::vector<int64_t> xi
       double s = 0;
       if (std::isinf(c.p)) {
         s = c.p > 0 ? 0 : INFINITY;
-        for (double v : x) s = c.p > 0 ? std::max(s, std::abs(v)) : std::min(s, std::abs(v));
+        for (double v : x) {
+          s = std::isnan(s) || std::isnan(v) ? NAN
+              : c.p > 0                      ? std::max(s, std::abs(v))
+                                             : std::min(s, std::abs(v));
+        }
       } else if (c.p == 0) {
         for (double v : x) s += v != 0;
       } else {
@@ -177,7 +182,7 @@ double tolerance(DType t) {
 
 // Runs one case and compares every output against the reference. Returns failures.
 int run_case(Device& dev, const Case& c) {
-  TestTensor in(dev, c.src, c.sizes, c.strides);
+  TestTensor in(dev, c.src, c.sizes, c.strides, c.offset);
   in.fill_random(c.seed);
   for (auto [i, v] : c.plant) in.set(i, v);
   in.upload();
@@ -519,6 +524,139 @@ TEST_F(ReduceTest, EmptyReductionsGiveIdentities) {
   EXPECT_THROW(ops::reduce(dev(), a), InvalidArgument);
 }
 
+// Column layout (several adjacent outputs per thread, 16-byte loads where aligned): every op over
+// leading dims, odd column counts, rows that are not all 16-byte aligned, misaligned starts, and
+// one pass or several splits.
+TEST_F(ReduceTest, ColumnLayoutEveryOpAndLayout) {
+  struct Shape {
+    std::vector<int64_t> sizes, strides;
+    int64_t offset;
+    std::vector<int> dims;
+  };
+  std::vector<Shape> shapes = {
+      {{90, 37}, {}, 0, {0}},           // odd column count: a partial block per line
+      {{40, 64}, {}, 1, {0}},           // every row misaligned
+      {{45, 21}, {38, 1}, 0, {0}},      // padded rows, every other one aligned
+      {{6, 5, 24}, {}, 0, {0, 1}},      // leading dims of a 3-d tensor
+      {{7, 3, 18}, {}, 0, {0}},         // two kept dims, the inner one contiguous
+  };
+  struct O {
+    ReduceOp op;
+    bool out1;
+    double p;
+  };
+  std::vector<O> ops_list = {{ReduceOp::kSum, false, 2},    {ReduceOp::kMean, false, 2},
+                             {ReduceOp::kMax, false, 2},    {ReduceOp::kMin, false, 2},
+                             {ReduceOp::kArgMax, true, 2},  {ReduceOp::kArgMin, true, 2},
+                             {ReduceOp::kAminmax, true, 2}, {ReduceOp::kVar, true, 2},
+                             {ReduceOp::kStd, false, 2},    {ReduceOp::kNorm, false, 3},
+                             {ReduceOp::kNorm, false, INFINITY}, {ReduceOp::kLogSumExp, false, 2},
+                             {ReduceOp::kNanSum, false, 2}, {ReduceOp::kCountNonzero, false, 2},
+                             {ReduceOp::kAny, false, 2},    {ReduceOp::kProd, false, 2}};
+  std::vector<ops::ReduceOverride> forces(3);
+  forces[1].splits = 3;
+  forces[2].ox_log2 = 1;  // two blocks per workgroup, 128 threads share the rows
+  forces[2].splits = 2;
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (size_t oi = 0; oi < ops_list.size(); ++oi) {
+      const O& o = ops_list[oi];
+      // f16/bf16 share the f32 code but for the 8-wide loads: a subset keeps compile time down.
+      bool narrow_subset = o.op == ReduceOp::kSum || o.op == ReduceOp::kArgMax ||
+                           o.op == ReduceOp::kAminmax || o.op == ReduceOp::kVar ||
+                           (o.op == ReduceOp::kNorm && o.p == 3) || o.op == ReduceOp::kLogSumExp;
+      if (t != DType::kF32 && !narrow_subset) continue;
+      for (size_t si = 0; si < shapes.size(); ++si) {
+        const Shape& sh = shapes[si];
+        Case c;
+        c.op = o.op;
+        c.src = c.compute = t;
+        c.out0 = o.op == ReduceOp::kCountNonzero ? DType::kI64
+                 : o.op == ReduceOp::kAny        ? DType::kBool
+                                                 : t;
+        c.out1 = o.op == ReduceOp::kArgMax || o.op == ReduceOp::kArgMin ? DType::kI64 : t;
+        c.want_out1 = o.out1;
+        c.p = o.p;
+        c.sizes = sh.sizes;
+        if (o.op == ReduceOp::kProd) c.sizes[0] = 4;  // a product of few factors stays finite
+        c.strides = sh.strides;
+        c.offset = sh.offset;
+        c.dims = sh.dims;
+        c.seed = static_cast<uint32_t>(si + 7);
+        // NaN in column 2 and ties of the extreme in column 3 (first index must win).
+        int64_t line = c.sizes.back();
+        if (o.op != ReduceOp::kProd) {
+          c.plant = {{2 * line + 2, NAN}, {line + 3, 9.0}, {3 * line + 3, 9.0},
+                     {line + 5, -9.0}, {2 * line + 5, -9.0}, {4, 0.0}};
+        }
+        // Every (shape, layout) pair meets every op across the dtypes, at a third of the cost.
+        size_t fi = (si + oi + static_cast<size_t>(t)) % forces.size();
+        {
+          c.force = forces[fi];
+          SCOPED_TRACE(::testing::Message() << "op " << int(o.op) << " p " << o.p << " "
+                                            << dtype_name(t) << " shape " << si << " force " << fi);
+          EXPECT_EQ(run_case(dev(), c), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ReduceTest, ColumnLayoutOfF64AndIntegers) {
+  // Two (f64, i64), four (i32) or eight (i16) outputs per thread; odd widths, a misaligned start.
+  struct Shape {
+    std::vector<int64_t> sizes;
+    int64_t offset;
+    std::vector<int> dims;
+  };
+  std::vector<Shape> shapes = {{{70, 13}, 0, {0}}, {{33, 18}, 1, {0}}, {{5, 9, 11}, 0, {0, 1}}};
+  std::vector<ReduceOp> ops_list = {ReduceOp::kSum,    ReduceOp::kMax,     ReduceOp::kArgMin,
+                                    ReduceOp::kAminmax, ReduceOp::kProd,   ReduceOp::kAll,
+                                    ReduceOp::kVar,    ReduceOp::kLogSumExp};
+  for (DType t : {DType::kF64, DType::kI64, DType::kI32, DType::kI16}) {
+    for (ReduceOp op : ops_list) {
+      bool float_op = op == ReduceOp::kVar || op == ReduceOp::kLogSumExp;
+      if (float_op && t != DType::kF64) continue;
+      for (size_t si = 0; si < shapes.size(); ++si) {
+        Case c;
+        c.op = op;
+        c.src = t;
+        bool widen = !dtype_is_float(t) && (op == ReduceOp::kSum || op == ReduceOp::kProd);
+        c.compute = widen ? DType::kI64 : t;
+        c.out0 = op == ReduceOp::kAll ? DType::kBool : c.compute;
+        c.out1 = op == ReduceOp::kArgMin ? DType::kI64 : t;
+        c.want_out1 = op == ReduceOp::kArgMin || op == ReduceOp::kAminmax;
+        c.sizes = shapes[si].sizes;
+        if (op == ReduceOp::kProd) c.sizes[0] = 3;
+        c.offset = shapes[si].offset;
+        c.dims = shapes[si].dims;
+        c.seed = static_cast<uint32_t>(si + 3);
+        c.force.splits = si == 1 ? 0 : static_cast<uint32_t>(si + 2);
+        if (op == ReduceOp::kAll) c.plant = {{1, 0.0}};
+        SCOPED_TRACE(::testing::Message() << "op " << int(op) << " " << dtype_name(t) << " shape "
+                                          << si);
+        EXPECT_EQ(run_case(dev(), c), 0);
+      }
+    }
+  }
+}
+
+TEST_F(ReduceTest, ColumnLayoutSplitsDoNotChangeExactResults) {
+  // argmax (first index on ties) and max over the same columns: one pass, 2 and 7 splits.
+  for (ReduceOp op : {ReduceOp::kArgMax, ReduceOp::kMax}) {
+    for (uint32_t splits : {1u, 2u, 7u}) {
+      Case c;
+      c.op = op;
+      c.src = c.compute = c.out0 = DType::kBF16;  // few distinct values: many ties
+      c.want_out1 = op == ReduceOp::kArgMax;
+      c.sizes = {300, 29};
+      c.dims = {0};
+      c.force.splits = splits;
+      SCOPED_TRACE(::testing::Message() << "op " << int(op) << " splits " << splits);
+      EXPECT_EQ(run_case(dev(), c), 0);
+    }
+  }
+}
+
 TEST_F(ReduceTest, BadArgumentsThrow) {
   TestTensor in(dev(), DType::kI32, {4, 5});
   TestTensor out(dev(), DType::kF32, {4, 1});
@@ -555,6 +693,42 @@ TEST(ReducePlanTest, LayoutsFollowTheShape) {
   ops::ReducePlan full = ops::plan_reduce(1, 1 << 24, 1, 0, gpu);
   EXPECT_GE(full.splits, 256u);
   EXPECT_GE(full.chunk * full.splits, int64_t{1} << 24);
+}
+
+TEST(ReducePlanTest, ColumnLayoutFillsTheGpu) {
+  DeviceCaps gpu, cpu;
+  gpu.kind = DeviceKind::kDiscrete;
+  cpu.kind = DeviceKind::kCpu;
+  // amax over dim 0 of 4096x65536 f32: four columns per thread, the rows split so that at least
+  // 2048 workgroups run, and every split still reads several rows per thread.
+  ops::ReducePlan big = ops::plan_reduce(65536, 4096, 65536, 1, gpu, 4, 65536);
+  EXPECT_EQ(big.col_w, 4u);
+  EXPECT_TRUE(big.ox_fast);
+  int64_t groups = (65536 / 4) >> big.ox_log2;
+  EXPECT_GE(groups * big.splits, 2048);
+  EXPECT_GE(big.chunk * big.splits, 4096);
+  EXPECT_GE(big.chunk >> (8 - big.ox_log2), 8);
+  // Few wide columns (channels-last statistics): many splits, each thread still 8 rows or more.
+  ops::ReducePlan tall = ops::plan_reduce(64, 65536, 64, 1, gpu, 4, 64);
+  EXPECT_GE(tall.splits, 256u);
+  EXPECT_GE(tall.chunk >> (8 - tall.ox_log2), 8);
+  // A mid-sized bias gradient: splits of 128 rows or more keep the partial states small.
+  ops::ReducePlan mid = ops::plan_reduce(1024, 1024, 1024, 1, gpu, 4, 1024);
+  EXPECT_GT(mid.splits, 1u);
+  EXPECT_GE(mid.chunk, 128);
+  // A small bias gradient stays one pass; f16 takes eight columns.
+  ops::ReducePlan small = ops::plan_reduce(512, 32, 512, 1, gpu, 8, 512);
+  EXPECT_EQ(small.col_w, 8u);
+  EXPECT_EQ(small.splits, 1u);
+  // The sizes the lavapipe tests use take the layout too; long ones are split.
+  ops::ReducePlan lp = ops::plan_reduce(37, 3000, 37, 1, cpu, 4, 37);
+  EXPECT_EQ(lp.col_w, 4u);
+  EXPECT_GT(lp.splits, 1u);
+  EXPECT_EQ(ops::plan_reduce(130, 1025, 130, 1, cpu, 4, 130).col_w, 4u);
+  // Not for rows, transposed views (kept dim strided) or dtypes without a width.
+  EXPECT_EQ(ops::plan_reduce(1000, 4096, 1, 4096, gpu, 4, 1000).col_w, 0u);
+  EXPECT_EQ(ops::plan_reduce(1000, 4096, 1000, 4096, gpu, 4, 1000).col_w, 0u);
+  EXPECT_EQ(ops::plan_reduce(65536, 4096, 65536, 1, gpu, 0, 65536).col_w, 0u);
 }
 
 }  // namespace

@@ -364,6 +364,160 @@ def test_scans_of_scalars_and_empty():
     assert_matches(tuple(e.to(VK).cummin(0)), tuple(e.cummin(0)))
 
 
+# ---- column reductions (reduced dim strided, kept dim contiguous) ----------------------------
+# f32/f16/bf16/f64/i16/i32/i64 take the column layout (16 bytes of adjacent outputs per thread,
+# one load where aligned, long columns split over workgroups); 1-byte dtypes and strided kept dims
+# the plain one.
+
+COLUMN_SHAPES = [(3000, 37), (1025, 130), (5000, 64)]
+
+
+def column_inputs(shape, dtype, seed):
+    """A contiguous tensor, a misaligned one (storage offset 1), a row slice x[1:] and a column
+    slice x[:, 1:] (odd extent, rows not all 16-byte aligned). Pairs of (CPU, vkml)."""
+    rows, cols = shape
+    flat = rand(rows * cols + 1, dtype=dtype, seed=seed)
+    x = flat[1:].view(rows, cols)
+    v = flat.to(VK)[1:].view(rows, cols)
+    return [
+        (x, x.to(VK)),
+        (x, v),
+        (x[1:], x.to(VK)[1:]),
+        (x[:, 1:], x.to(VK)[:, 1:]),
+    ]
+
+
+def check_column_ops(cx, vx, dtype, dims):
+    ref = cx.double()
+    rtol = RTOL[dtype]
+    scale = ref.abs().sum(dims).max().item() if ref.numel() else 1.0
+    n = ref.numel() // max(1, ref.sum(dims).numel())
+    assert_matches(vx.sum(dims), ref.sum(dims).to(dtype), rtol, scale)
+    assert_matches(
+        vx.mean(dims, keepdim=True), ref.mean(dims, keepdim=True).to(dtype), rtol, scale / n
+    )
+    assert_matches(vx.amax(dims), cx.amax(dims))
+    assert_matches(vx.amin(dims, keepdim=True), cx.amin(dims, keepdim=True))
+    assert_matches(vx.var(dims), ref.var(dims).to(dtype), rtol * 3)
+    assert_matches(vx.std(dims, correction=0), ref.std(dims, correction=0).to(dtype), rtol * 3)
+    assert_matches(vx.norm(dim=dims), ref.norm(dim=dims).to(dtype), rtol * 3)
+    assert_matches(
+        torch.linalg.vector_norm(vx, 3, dims),
+        torch.linalg.vector_norm(ref, 3, dims).to(dtype),
+        rtol * 3,
+    )
+    assert_matches(vx.logsumexp(dims), ref.logsumexp(dims).to(dtype), rtol * 3)
+    assert_matches(vx[:6].prod(0), ref[:6].prod(0).to(dtype), rtol * 3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_column_reductions_over_dim0(dtype):
+    shapes = COLUMN_SHAPES if dtype == torch.float32 else COLUMN_SHAPES[1:2]
+    for i, shape in enumerate(shapes):
+        pairs = column_inputs(shape, dtype, seed=40)
+        # Every layout once for float32; misaligned and odd-width slices for the rest.
+        for cx, vx in pairs if i == 0 and dtype == torch.float32 else pairs[1::2]:
+            check_column_ops(cx, vx, dtype, 0)
+            # Exact ops against the CPU on the same dtype: argmax/argmin first index on ties.
+            q = (cx * 2).round()
+            vq = (vx * 2).round()
+            assert_matches(vq.argmax(0), q.argmax(0))
+            assert_matches(vq.argmin(0, keepdim=True), q.argmin(0, keepdim=True))
+            assert_matches(tuple(vq.max(0)), tuple(q.max(0)))
+            assert_matches(tuple(torch.aminmax(vq, dim=0)), tuple(torch.aminmax(q, dim=0)))
+            assert_matches(torch.count_nonzero(vq, 0), torch.count_nonzero(q, 0))
+            assert_matches(vq.bool().any(0), q.bool().any(0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_column_reductions_over_leading_dims_of_3d(dtype):
+    x = rand(40, 30, 19, dtype=dtype, seed=41)
+    for cx, vx in [(x, x.to(VK)), (x[:, 1:], x.to(VK)[:, 1:])]:
+        check_column_ops(cx, vx, dtype, (0, 1))
+        assert_matches(vx.amax(0), cx.amax(0))  # two kept dims, the inner one contiguous
+        assert_matches(
+            vx.sum(0),
+            cx.double().sum(0).to(dtype),
+            RTOL[dtype],
+            cx.double().abs().sum(0).max().item(),
+        )
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_column_reductions_of_integers_are_exact(dtype):
+    x = rand(1025, 130, dtype=dtype, seed=42, lo=-3, hi=3)
+    for cx, vx in [(x, x.to(VK)), (x[1:, 1:], x.to(VK)[1:, 1:])]:
+        assert_matches(vx.sum(0), cx.sum(0))
+        assert_matches(vx.amax(0), cx.amax(0))
+        assert_matches(vx.amin(0), cx.amin(0))
+        assert_matches(vx[:5].prod(0), cx[:5].prod(0))
+        assert_matches(vx.all(0), cx.all(0))
+        assert_matches(torch.count_nonzero(vx, 0), torch.count_nonzero(cx, 0))
+        assert_matches(vx.argmax(0), cx.argmax(0))
+        assert_matches(tuple(vx.min(0)), tuple(cx.min(0)))
+
+
+def test_column_reduction_of_transposed_view():
+    # The kept dim is strided and the reduced one contiguous: a row reduction in memory.
+    x = rand(130, 1025, seed=43)
+    v = x.to(VK)
+    assert_matches(v.t().sum(0), x.t().double().sum(0).float(), 1e-5, 200)
+    assert_matches(v.t().amax(0), x.t().amax(0))
+    assert_matches(v.t().argmin(0), x.t().argmin(0))
+    assert_matches(v.t().var(0), x.t().double().var(0).float(), 3e-5)
+
+
+def test_column_reductions_nan_inf_and_signed_zero():
+    x = rand(3000, 37, seed=44)
+    x[2000, 5] = float("nan")
+    x[100, 7] = float("inf")
+    x[:, 9] = float("-inf")
+    x[:, 11] = -0.0
+    x[17, 12] = float("inf")
+    x[18, 12] = float("-inf")
+    v = x.to(VK)
+    ref = x.double()
+    assert_matches(v.sum(0), ref.sum(0).float(), 1e-5, 200)
+    assert_matches(v.nansum(0), ref.nansum(0).float(), 1e-5, 200)
+    assert_matches(v.amax(0), x.amax(0))
+    assert_matches(v.amin(0), x.amin(0))
+    assert_matches(v.argmax(0), x.argmax(0))
+    assert_matches(v.argmin(0), x.argmin(0))
+    assert_matches(v.logsumexp(0), ref.logsumexp(0).float(), 3e-5)
+    assert_matches(v.var(0), ref.var(0).float(), 3e-5)
+    assert_matches(v.norm(dim=0), ref.norm(dim=0).float(), 3e-5)
+    # -0.0 in every row of column 11: amax and amin keep the sign (IEEE maximum/minimum).
+    assert torch.signbit(v.amax(0)[11].cpu()) and torch.signbit(v.amin(0)[11].cpu())
+    z = torch.zeros(3000, 37)
+    z[::2] = -0.0
+    assert not torch.signbit(z.to(VK).amax(0).cpu()).any()
+    assert torch.signbit(z.to(VK).amin(0).cpu()).all()
+
+
+def test_column_reductions_out_zero_size_and_determinism():
+    x = rand(5000, 64, seed=45)
+    v = x.to(VK)
+    o = torch.empty(128, device=VK)[::2]  # non-contiguous out=
+    torch.sum(v, 0, out=o)
+    assert_matches(o, x.double().sum(0).float(), 1e-5, 300)
+    o = torch.empty(64, 2, device=VK)[:, 1]
+    torch.amax(v, 0, out=o)
+    assert_matches(o, x.amax(0))
+    values, idx = torch.empty(0, device=VK), torch.empty(0, dtype=torch.long, device=VK)
+    torch.max(v, 0, keepdim=True, out=(values, idx))
+    assert_matches((values, idx), tuple(x.max(0, keepdim=True)))
+    # Float sums may round differently from the CPU but never from one run to the next.
+    first = v.sum(0).cpu()
+    assert torch.equal(first, v.sum(0).cpu())
+    assert torch.equal(v.half().sum(0).cpu(), v.half().sum(0).cpu())
+    e = torch.empty(0, 37)
+    assert_matches(e.to(VK).sum(0), e.sum(0))
+    assert_matches(e.to(VK).mean(0), e.mean(0))
+    e = torch.empty(3000, 0)
+    assert_matches(e.to(VK).amax(0), e.amax(0))
+    assert_matches(e.to(VK).sum(0), e.sum(0))
+
+
 # ---- out=, in-place, zero-size --------------------------------------------------------------
 
 

@@ -170,7 +170,23 @@ void set_layout(ReduceParams* p, const ReducePlan& plan, int64_t nred) {
   p->nred = nred;
   p->chunk = plan.chunk;
   int64_t per_group = int64_t{1} << plan.ox_log2;
-  p->out_groups = static_cast<uint32_t>(ceil_div(p->nout, per_group));
+  int64_t items = p->nout;  // outputs, or blocks of col_w adjacent outputs
+  if (plan.col_w > 0) {
+    int64_t extent = p->kept_sizes[p->kept_ndim - 1];
+    items = p->nout / extent * ceil_div(extent, plan.col_w);
+  }
+  p->out_groups = static_cast<uint32_t>(ceil_div(items, per_group));
+}
+
+// Adjacent outputs per thread in the column layout: one 16-byte load of src (reduce_io.glsl's
+// load_cols); 0 for the 1-byte types (sixteen per load), which keep one output per thread.
+uint32_t column_width(DType src) {
+  switch (src) {
+    case DType::kF16: case DType::kBF16: case DType::kI16: return 8;
+    case DType::kF32: case DType::kI32: return 4;
+    case DType::kF64: case DType::kI64: return 2;
+    default: return 0;
+  }
 }
 
 // Elements per 16-byte load for the VEC mode, or 0: f32/f16/bf16 src reduced along one dim of
@@ -188,10 +204,37 @@ uint32_t vector_width(const TensorDesc& src, const Geometry& g) {
   return static_cast<uint32_t>(16 / es);
 }
 
+// Column layout: a thread takes col_width adjacent outputs (one 16-byte load per row where
+// aligned), 64 threads across at most; the rest of the workgroup and, for long reductions, more
+// workgroups (splits) share the rows, so that a few waves of workgroups keep loads in flight.
+ReducePlan plan_columns(int64_t nout, int64_t nred, const DeviceCaps& caps, uint32_t col_width,
+                        int64_t col_extent) {
+  constexpr uint32_t kWgLog2 = VKML_REDUCE_WORKGROUP_LOG2;
+  ReducePlan plan;
+  plan.col_w = col_width;
+  plan.ox_fast = true;
+  plan.chunk = nred;
+  int64_t blocks = nout / col_extent * ceil_div(col_extent, col_width);
+  plan.ox_log2 = std::min<uint32_t>(6, ceil_log2(static_cast<uint64_t>(blocks)));
+  uint32_t ry_log2 = kWgLog2 - plan.ox_log2;
+  int64_t groups = ceil_div(blocks, int64_t{1} << plan.ox_log2);
+  int64_t target = caps.kind == DeviceKind::kCpu ? 64 : 2048;
+  // Each thread of a split still reads 8 rows or more (two rounds of four loads), and a split
+  // 128 rows or more, so that the partial states (16-24 bytes per output and split, written and
+  // read back) add a few % to the input's traffic at most.
+  int64_t min_chunk = std::max<int64_t>((int64_t{1} << ry_log2) * 8, 128);
+  if (groups < target && nred >= 2 * min_chunk) {
+    int64_t splits = std::min({ceil_div(target, groups), nred / min_chunk, int64_t{4096}});
+    plan.chunk = ceil_div(nred, splits);
+    plan.splits = static_cast<uint32_t>(ceil_div(nred, plan.chunk));
+  }
+  return plan;
+}
+
 }  // namespace
 
 ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t kept_stride,
-                       const DeviceCaps& caps) {
+                       const DeviceCaps& caps, uint32_t col_width, int64_t col_extent) {
   ReducePlan plan;
   constexpr uint32_t kWgLog2 = VKML_REDUCE_WORKGROUP_LOG2;
   plan.chunk = std::max<int64_t>(nred, 1);
@@ -203,6 +246,9 @@ ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t k
   // Column reductions (kept dim contiguous, reduced dim strided): neighbouring threads take
   // neighbouring outputs so that their loads coalesce. Otherwise threads share an output's row.
   bool column = red_stride != 1 && kept_stride == 1 && nout > 1;
+  if (column && col_width > 1 && col_extent > 1 && nout % col_extent == 0) {
+    return plan_columns(nout, nred, caps, col_width, col_extent);
+  }
   uint32_t ry_log2;
   if (column) {
     uint32_t ox_log2 = std::min<uint32_t>(6, ceil_log2(static_cast<uint64_t>(nout)));
@@ -248,6 +294,16 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   std::string shader = variant_name("reduce", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || g.nout > kInt31 || g.nred > kInt31;
   uint32_t vec_w = force.vec == 0 ? 0 : vector_width(a.src, g);
+
+  int64_t red_stride = g.red_sizes.empty() ? 0 : g.src_red.back();
+  int64_t kept_stride = g.kept_sizes.empty() ? 0 : g.src_kept.back();
+  bool col_ok = force.col != 0 && force.ox_fast != 0 && vec_w == 0;
+  uint32_t col_width = col_ok ? column_width(a.src.dtype) : 0;
+  int64_t col_extent = g.kept_sizes.empty() ? 0 : g.kept_sizes.back();
+  ReducePlan plan = plan_reduce(g.nout, g.nred, red_stride, kept_stride, dev.caps(), col_width,
+                                col_extent);
+  if (force.ox_log2 >= 0) plan.ox_log2 = std::min<uint32_t>(force.ox_log2, 8);
+  if (force.ox_fast >= 0) plan.ox_fast = force.ox_fast != 0;
   uint32_t spec[] = {kWorkgroup,
                      static_cast<uint32_t>(a.op),
                      static_cast<uint32_t>(a.src.dtype),
@@ -255,14 +311,9 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
                      static_cast<uint32_t>(a.out0.address ? a.out0.dtype : vdt),
                      static_cast<uint32_t>(a.out1.address ? a.out1.dtype : vdt),
                      idx64 ? 1u : 0u,
-                     vec_w};
+                     vec_w,
+                     plan.col_w};
   const Pipeline& pipe = dev.pipeline(shader, spec);
-
-  int64_t red_stride = g.red_sizes.empty() ? 0 : g.src_red.back();
-  int64_t kept_stride = g.kept_sizes.empty() ? 0 : g.src_kept.back();
-  ReducePlan plan = plan_reduce(g.nout, g.nred, red_stride, kept_stride, dev.caps());
-  if (force.ox_log2 >= 0) plan.ox_log2 = std::min<uint32_t>(force.ox_log2, 8);
-  if (force.ox_fast >= 0) plan.ox_fast = force.ox_fast != 0;
   if (force.splits > 0 && g.nred > 0) {
     plan.chunk = ceil_div(g.nred, force.splits);
     plan.splits = static_cast<uint32_t>(ceil_div(g.nred, plan.chunk));

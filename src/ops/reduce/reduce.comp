@@ -28,6 +28,9 @@ layout(constant_id = 6) const bool IDX64 = false;  // some extent does not fit i
 // VEC mode (f32/f16/bf16 src, one reduced dim of stride 1, rows 16-byte aligned, chunks a multiple
 // of VEC_W): elements per 16-byte load; 0 for the plain strided loop.
 layout(constant_id = 7) const uint VEC_W = 0u;
+// Column layout (f32/f16/bf16/f64/i16/i32/i64 src, innermost kept dim of stride 1): adjacent
+// outputs per thread, read with one 16-byte load per row where aligned; 0: one output per thread.
+layout(constant_id = 8) const uint COL_W = 0u;
 
 layout(push_constant) uniform Push { ReduceParams p; } pc;
 
@@ -286,6 +289,95 @@ void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t 
   }
 }
 
+// Column layout, direct or partial pass: thread (ox, ry) takes block ox of its workgroup's blocks
+// of COL_W adjacent outputs along the innermost kept dim, and rows ry, ry + ry_count, ... of its
+// split, four rows per round with every load issued before any combine; the block's rows then
+// meet in the shared-memory tree one output at a time.
+void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64_t split,
+                    int64_t r_begin, int64_t r_end) {
+  const uint es = dtype_bytes(IN_DT);
+  const uint kd = pc.p.kept_ndim - 1u;
+  const int64_t extent = pc.p.kept_sizes[kd];
+  const int64_t per_line = (extent + int64_t(COL_W) - 1) / int64_t(COL_W);
+  const int64_t nblocks = pc.p.nout / extent * per_line;
+  const int64_t out0_step = pc.p.out0_kept_strides[kd], out1_step = pc.p.out1_kept_strides[kd];
+  const uint64_t src = pc.p.src;
+  const bool one_dim = pc.p.red_ndim <= 1u;
+  const int64_t stride = pc.p.red_ndim == 1u ? pc.p.src_red_strides[0] : 0;
+  const int64_t ry_step = int64_t(ry_count);
+  for (uint og = gl_WorkGroupID.x; og < pc.p.out_groups; og += gl_NumWorkGroups.x) {
+    int64_t b = (int64_t(og) << ox_log2) + int64_t(ox);
+    bool valid = b < nblocks;
+    State s[8];
+    for (uint k = 0u; k < COL_W; ++k) s[k] = init_state();
+    int64_t o = 0, src_off = 0, off0 = 0, off1 = 0;
+    uint cols = 0u;
+    if (valid) {
+      int64_t line = b / per_line;
+      int64_t c0 = (b - line * per_line) * int64_t(COL_W);
+      o = line * extent + c0;
+      cols = uint(min(int64_t(COL_W), extent - c0));
+      kept_offsets(o, src_off, off0, off1);
+      // One reduced dim: the row address advances by a fixed step (no per-load multiply).
+      const uint64_t u_step = uint64_t(ry_step * stride) * uint64_t(es);
+      uint64_t row_addr = src + uint64_t(src_off + (r_begin + int64_t(ry)) * stride) * uint64_t(es);
+      for (int64_t r = r_begin + int64_t(ry); r < r_end;
+           r += 4 * ry_step, row_addr += 4ul * u_step) {
+        V x[4][8];
+        for (int u = 0; u < 4; ++u) {
+          int64_t ru = r + int64_t(u) * ry_step;
+          if (ru < r_end) {
+            uint64_t addr = one_dim ? row_addr + uint64_t(u) * u_step
+                                    : src + uint64_t(src_off + reduced_offset(ru)) * uint64_t(es);
+            if (cols == COL_W && (addr & 15ul) == 0ul) {
+              load_cols(IN_DT, addr, x[u]);
+            } else {
+              // A partial block at the end of a line, or a row not 16-byte aligned.
+              for (uint k = 0u; k < COL_W; ++k) {
+                x[u][k] = k < cols ? load_as(IN_DT, addr, int64_t(k)) : V(0);
+              }
+            }
+          }
+        }
+        for (int u = 0; u < 4; ++u) {
+          int64_t ru = r + int64_t(u) * ry_step;
+          if (ru < r_end) {
+            for (uint k = 0u; k < COL_W; ++k) {
+              V xk = CMP_DT != IN_DT ? round_through(CMP_DT, x[u][k]) : x[u][k];
+              s[k] = combine(s[k], element_state(xk, ru));
+            }
+          }
+        }
+      }
+    }
+    if (ry_count > 1u) {
+      uint partner_step = 1u << ox_log2;
+      for (uint k = 0u; k < COL_W; ++k) {
+        share(t, s[k]);
+        barrier();
+        for (uint step = ry_count >> 1; step > 0u; step >>= 1) {
+          if (ry < step) {
+            s[k] = combine(s[k], shared_state(t + step * partner_step));
+            share(t, s[k]);
+          }
+          barrier();
+        }
+      }
+    }
+    if (ry == 0u && valid) {
+      for (uint k = 0u; k < COL_W; ++k) {
+        if (k >= cols) break;
+        if (pc.p.stage == VKML_RED_STAGE_PARTIAL) {
+          uint64_t slot = uint64_t(o + int64_t(k)) * uint64_t(pc.p.splits) + uint64_t(split);
+          PState(pc.p.partial + slot * uint64_t(STATE_BYTES)).s = s[k];
+        } else {
+          write_outputs(s[k], off0 + int64_t(k) * out0_step, off1 + int64_t(k) * out1_step);
+        }
+      }
+    }
+  }
+}
+
 void main() {
   g_norm_kind = pc.p.norm_kind;
 #ifdef V_DOUBLE
@@ -313,6 +405,10 @@ void main() {
   int64_t split = int64_t(gl_WorkGroupID.y);
   int64_t r_begin = stage == VKML_RED_STAGE_FINAL ? 0 : split * pc.p.chunk;
   int64_t r_end = stage == VKML_RED_STAGE_FINAL ? nred : min(nred, r_begin + pc.p.chunk);
+  if (COL_W > 0u && stage != VKML_RED_STAGE_FINAL) {
+    reduce_columns(t, ox, ry, ry_count, ox_log2, split, r_begin, r_end);
+    return;
+  }
 
   for (uint og = gl_WorkGroupID.x; og < pc.p.out_groups; og += gl_NumWorkGroups.x) {
     int64_t o = (int64_t(og) << ox_log2) + int64_t(ox);

@@ -68,6 +68,37 @@ void load_vec(uint dt, uint64_t p, out V xs[8]) {
   }
 }
 
+// The column layout's 16-byte loads: load_vec's types, int16 (eight), int32 (four), int64 and f64
+// (two).
+void load_cols(uint dt, uint64_t p, out V xs[8]) {
+  if (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16) {
+    load_vec(dt, p, xs);
+    return;
+  }
+  uvec4 u = RedVecU4(p).v;
+  for (int k = 0; k < 8; ++k) xs[k] = V(0);
+  if (dt == DT_I16) {
+    for (int k = 0; k < 8; ++k) xs[k] = V(bitfieldExtract(int(u[k / 2]), 16 * (k % 2), 16));
+  } else if (dt == DT_I32) {
+    for (int k = 0; k < 4; ++k) xs[k] = V(int(u[k]));
+  } else if (dt == DT_I64) {
+    xs[0] = V(int64_t(packUint2x32(u.xy)));
+    xs[1] = V(int64_t(packUint2x32(u.zw)));
+#ifdef VKML_USE_FP64
+  } else if (dt == DT_F64) {
+    xs[0] = V(packDouble2x32(u.xy));
+    xs[1] = V(packDouble2x32(u.zw));
+#endif
+  }
+}
+
+uint dtype_bytes(uint dt) {
+  if (dt == DT_F64 || dt == DT_I64) return 8u;
+  if (dt == DT_F32 || dt == DT_I32) return 4u;
+  if (dt == DT_I8 || dt == DT_U8 || dt == DT_BOOL) return 1u;
+  return 2u;
+}
+
 // Two's-complement wrap of an integer to `bits` bits (bit arithmetic keeps 8/16-bit types out
 // of registers, so no Int8/Int16 capability is needed).
 int64_t wrap_signed(int64_t x, int bits) {

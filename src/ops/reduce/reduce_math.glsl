@@ -46,6 +46,7 @@ double v_log1p(double x) {
 
 double v_pow(double base, double e) {
   if (e == 0.0lf) return 1.0lf;
+  if (isnan(base)) return base;
   if (base == 0.0lf) return e > 0.0lf ? 0.0lf : v_pos_inf();
   return v_exp(e * v_log(base));
 }
@@ -60,6 +61,7 @@ float v_log1p(float x) {
 }
 float v_pow(float base, float e) {
   if (e == 0.0) return 1.0;
+  if (isnan(base)) return base;  // the driver's pow may drop a NaN (lavapipe does)
   if (base == 0.0) return e > 0.0 ? 0.0 : v_pos_inf();
   return pow(base, e);
 }
