@@ -162,4 +162,6 @@ tsan: build
 # Differential fuzzer: random short programs on CPU and vkml for FUZZ_MINUTES with random seeds
 # (make test runs a bounded, fixed-seed slice in tests/torch/test_fuzz.py).
 fuzz: build
-	@$(TEST_ENV) $(PY_ENV) $(PYTHON) tests/torch/fuzz_programs.py --minutes $(FUZZ_MINUTES)
+	@mkdir -p out
+	@$(TEST_ENV) $(PY_ENV) $(PYTHON) tests/torch/fuzz_programs.py --minutes $(FUZZ_MINUTES) \
+	  --progress-file out/fuzz_current_seed

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import sys
 import time
 import warnings
@@ -875,6 +876,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--first-seed", type=int, default=None, help="start of the seed range (default: random)"
     )
+    ap.add_argument("--progress-file", default=None,
+                    help="write each seed here before running it (to find a program that was killed)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)  # std/var dof notes, on both devices
     import torch_vkml  # noqa: F401  (registers the device)
@@ -892,7 +895,11 @@ def main(argv=None) -> int:
     )
     deadline = time.monotonic() + args.minutes * 60
     count, failures = 0, []
+    print(f"fuzz: seeds from {seed} (rerun a range with --first-seed {seed})", flush=True)
     while time.monotonic() < deadline:
+        if args.progress_file:
+            with open(args.progress_file, "w") as f:
+                f.write(f"{seed}\n")
         msg = check_seed(seed)
         count += 1
         if msg:
@@ -903,7 +910,9 @@ def main(argv=None) -> int:
             )
         seed += 1
         if count % 500 == 0:
-            print(f"{count} programs, {len(failures)} failing", flush=True)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+            print(f"{count} programs, {len(failures)} failing (seed {seed}, peak RSS {rss} MiB)",
+                  flush=True)
     print(
         f"fuzz: {count} programs in {args.minutes:g} min, {len(failures)} failing seeds: {failures}"
     )

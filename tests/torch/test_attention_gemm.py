@@ -162,11 +162,16 @@ def test_gemm_path_zero_size(fallback, gemm_path):
     assert out.shape == (0, 4, 8, 16) and z.grad.shape == z.shape
 
 
-def test_default_path_on_this_device(gen, fallback, monkeypatch):
-    """Without VKML_ATTENTION the CPU device (lavapipe) keeps the fused kernels; GPUs take the
-    GEMM path up to 4096 keys."""
-    monkeypatch.delenv("VKML_ATTENTION", raising=False)
+def test_default_and_auto_paths_on_this_device(gen, fallback, monkeypatch):
+    """Without VKML_ATTENTION the fused kernels run (the GEMM path is opt-in until it has been
+    measured on a GPU); with VKML_ATTENTION=auto the CPU device (lavapipe) keeps the fused kernels
+    and GPUs take the GEMM path up to 4096 keys."""
     q, k, v, mask, kw = make_inputs((1, 2, 2, 9, 11, 8, 8, False, None), torch.float32, gen)
+    monkeypatch.delenv("VKML_ATTENTION", raising=False)
+    results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
+    assert not kernels & GEMM_KERNELS, kernels
+    check(*results, torch.float32)
+    monkeypatch.setenv("VKML_ATTENTION", "auto")
     results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
     cpu = torch_vkml.get_device_properties().type.lower() == "cpu"
     assert bool(kernels & GEMM_KERNELS) != cpu, kernels

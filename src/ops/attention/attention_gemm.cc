@@ -17,7 +17,7 @@ namespace vkml::ops::attention_gemm {
 
 namespace {
 
-constexpr int64_t kMaxKvLen = 4096;  // default heuristic: longer keys stay on the fused kernels
+constexpr int64_t kMaxKvLen = 4096;  // "auto": longer keys stay on the fused kernels
 constexpr uint64_t kMiB = 1ull << 20;
 
 DType data_dtype(const AttentionParams& p) {
@@ -156,6 +156,8 @@ bool applies(const Device& dev, const AttentionParams& p, bool backward) {
   const uint64_t per_pair = backward ? pair_bytes(p, 2, half ? 2 : 0) : pair_bytes(p, 1, half);
   if (per_pair > scratch_budget(dev.caps())) return false;
   if (mode == "gemm" || mode == "gemm-backward") return true;
+  // Opt-in until it has been timed and checked on a GPU; then the default becomes "auto" below.
+  if (mode != "auto") return false;
   return dev.caps().kind != DeviceKind::kCpu && p.kv_len <= kMaxKvLen;
 }
 
