@@ -99,6 +99,10 @@ def test_lerp_sqrt_neg(dtype, inplace, gen):
     for w in (0.25, 0.9):
         a_dev, b_dev = _dev(a), _dev(b)
         _check(*_run("lerp", inplace, [[t.clone() for t in a], b], [a_dev, b_dev], {"weight": w}))
+    weights = [0.1 * i - 0.2 for i in range(len(a))]  # both of lerp's formulas, per tensor
+    _check(
+        *_run("lerp", inplace, [[t.clone() for t in a], b, weights], [_dev(a), _dev(b), weights])
+    )
     p = _tensors(dtype, gen, positive=True)
     _check(*_run("sqrt", inplace, [p], [_dev(p)]))
     _check(*_run("neg", inplace, [a], [_dev(a)]))
@@ -264,3 +268,35 @@ def test_adamw_step_dispatches_per_op_not_per_tensor():
     assert prof.times["foreach_f32"][0] == calls, prof.table()
     per_tensor = sum(c for c, _ in _adamw_step_kernels(False).times.values())
     assert per_tensor >= 20 * 6
+
+
+NATIVE_CALLS = {
+    "add_.Scalar": lambda a, b, c: torch._foreach_add_(a, 0.5),
+    "add_.List": lambda a, b, c: torch._foreach_add_(a, b, alpha=2),
+    "add_.Tensor": lambda a, b, c: torch._foreach_add_(a, torch.tensor(0.5, device="vkml")),
+    "add.ScalarList": lambda a, b, c: torch._foreach_add(a, [0.5] * len(a)),
+    "sub_.Scalar": lambda a, b, c: torch._foreach_sub_(a, 0.5),
+    "mul_.Tensor": lambda a, b, c: torch._foreach_mul_(a, torch.tensor(0.5, device="vkml")),
+    "mul.List": lambda a, b, c: torch._foreach_mul(a, b),
+    "div_.ScalarList": lambda a, b, c: torch._foreach_div_(a, [2.0] * len(a)),
+    "maximum_.List": lambda a, b, c: torch._foreach_maximum_(a, b),
+    "clamp_max.Scalar": lambda a, b, c: torch._foreach_clamp_max(a, 0.1),
+    "lerp_.Scalar": lambda a, b, c: torch._foreach_lerp_(a, b, 0.1),
+    "lerp.ScalarList": lambda a, b, c: torch._foreach_lerp(a, b, [0.1] * len(a)),
+    "addcmul_.Scalar": lambda a, b, c: torch._foreach_addcmul_(a, b, c, 0.1),
+    "addcdiv_.Tensor": lambda a, b, c: torch._foreach_addcdiv_(a, b, c, torch.ones(len(a))),
+    "sqrt": lambda a, b, c: torch._foreach_sqrt(a),  # NaN for negatives: only dispatches count
+    "neg_": lambda a, b, c: torch._foreach_neg_(a),
+    "zero_": lambda a, b, c: torch._foreach_zero_(a),
+    "copy_": lambda a, b, c: torch._foreach_copy_(a, b),
+}
+
+
+@pytest.mark.parametrize("op", NATIVE_CALLS)
+def test_registered_ops_run_as_one_dispatch(op, gen):
+    a, b, c = ([torch.randn(n, generator=gen).to("vkml") for n in (3, 300, 0, 1)] for _ in range(3))
+    with torch_vkml.profiler.profile() as prof:
+        NATIVE_CALLS[op](a, b, c)
+        torch_vkml.synchronize()
+    assert prof.times["foreach_f32"][0] == 1, prof.table()
+    assert sum(n for n, _ in prof.times.values()) == 1, prof.table()

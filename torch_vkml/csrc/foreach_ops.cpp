@@ -325,6 +325,23 @@ Tensors lerp_scalar(at::TensorList self, at::TensorList end, const at::Scalar& w
   });
 }
 
+void lerp_scalarlist_(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
+  nat::check_foreach_api_restrictions(self, end, w);
+  apply(coefficient(with_scalars(ForeachOp::kLerp, w)), self, {self, end}, true,
+        [&](const Index& r) {
+          nat::foreach_tensor_lerp_scalarlist_kernel_slow_(pick(self, r), pick(end, r), pick(w, r));
+          return Tensors{};
+        });
+}
+Tensors lerp_scalarlist(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
+  nat::check_foreach_api_restrictions(self, end, w);
+  return apply(coefficient(with_scalars(ForeachOp::kLerp, w)), self, {self, end}, false,
+               [&](const Index& r) {
+                 return nat::foreach_tensor_lerp_scalarlist_kernel_slow(pick(self, r),
+                                                                        pick(end, r), pick(w, r));
+               });
+}
+
 #define VKML_FOREACH_POINTWISE(NAME, OP)                                                          \
   void NAME##_scalar_(at::TensorList self, at::TensorList t1, at::TensorList t2,                  \
                       const at::Scalar& v) {                                                      \
@@ -496,6 +513,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_div.Tensor", div_tensor);
   m.impl("_foreach_lerp_.Scalar", lerp_scalar_);
   m.impl("_foreach_lerp.Scalar", lerp_scalar);
+  m.impl("_foreach_lerp_.ScalarList", lerp_scalarlist_);
+  m.impl("_foreach_lerp.ScalarList", lerp_scalarlist);
 #define VKML_REGISTER_POINTWISE(NAME)                                \
   m.impl("_foreach_" #NAME "_.Scalar", NAME##_scalar_);             \
   m.impl("_foreach_" #NAME ".Scalar", NAME##_scalar);               \
