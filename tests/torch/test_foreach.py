@@ -300,3 +300,19 @@ def test_registered_ops_run_as_one_dispatch(op, gen):
         torch_vkml.synchronize()
     assert prof.times["foreach_f32"][0] == 1, prof.table()
     assert sum(n for n, _ in prof.times.values()) == 1, prof.table()
+
+
+def test_group_longer_than_one_dispatch(gen):
+    """A tensor past one dispatch's chunks (2048 x 8192 elements) is split into pieces."""
+    n = 2**24 + 4101
+    a = torch.randn(n, generator=gen).half()
+    b = torch.randn(n, generator=gen).half()
+    small = [torch.randn(7, generator=gen) for _ in range(2)]
+    got = torch._foreach_add(
+        [a.to("vkml"), small[0].to("vkml"), b.to("vkml")],
+        [b.to("vkml"), small[1].to("vkml"), a.to("vkml")],
+        alpha=0.5,
+    )
+    want = torch._foreach_add([a, small[0], b], [b, small[1], a], alpha=0.5)
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(g.cpu(), w)

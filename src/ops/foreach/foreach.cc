@@ -71,37 +71,67 @@ uint32_t scalar_dtype_code(const TensorDesc& t, DType group) {
   throw InvalidArgument("vkml: foreach scalar tensor must be f32/f16/bf16 (f64 with f64 groups)");
 }
 
-void record(Device& dev, const ForeachConfig& c, const ForeachParams& base,
-            std::span<const ForeachGroup* const> batch, int inputs) {
-  ForeachParams prm = base;
-  std::vector<MemRange> reads, writes;
-  if (c.scalar_tensor) {
-    prm.scalar_dtype = scalar_dtype_code(*c.scalar_tensor, batch.front()->out.dtype);
-    reads.push_back({c.scalar_tensor->address, dtype_size(c.scalar_tensor->dtype)});
-  }
-  for (const ForeachGroup* g : batch) {
-    ForeachTensor& e = prm.tensors[prm.count++];
-    const uint64_t bytes = g->out.numel() * dtype_size(g->out.dtype);
-    e.dst = g->out.address;
-    for (int k = 0; k < inputs; ++k) {
-      e.src[k] = g->in[k].address;
-      reads.push_back({e.src[k], bytes});
+// Collects pieces of groups of one dtype into dispatches of at most VKML_FOREACH_MAX_TENSORS
+// pieces and VKML_FOREACH_MAX_CHUNKS chunks.
+class Batcher {
+ public:
+  Batcher(Device& dev, const ForeachConfig& c, const ForeachParams& base, int inputs)
+      : dev_(dev), c_(c), base_(base), inputs_(inputs), prm_(base) {}
+
+  void add(const ForeachGroup& g) {
+    const int64_t n = g.out.numel(), esize = static_cast<int64_t>(dtype_size(g.out.dtype));
+    constexpr int64_t kPiece = int64_t{VKML_FOREACH_MAX_CHUNKS} * VKML_FOREACH_CHUNK;
+    for (int64_t off = 0; off < n; off += kPiece) {
+      const int64_t len = std::min(kPiece, n - off);
+      const auto chunks =
+          static_cast<uint32_t>((len + VKML_FOREACH_CHUNK - 1) / VKML_FOREACH_CHUNK);
+      if (prm_.count == VKML_FOREACH_MAX_TENSORS ||
+          prm_.chunks + chunks > VKML_FOREACH_MAX_CHUNKS) {
+        flush();
+      }
+      if (prm_.count == 0) dtype_ = g.out.dtype;
+      const uint64_t byte_off = static_cast<uint64_t>(off * esize), bytes = len * esize;
+      ForeachTensor& e = prm_.tensors[prm_.count];
+      e.dst = g.out.address + byte_off;
+      writes_.push_back({e.dst, bytes});
+      for (int k = 0; k < inputs_; ++k) {
+        e.src[k] = g.in[k].address + byte_off;
+        reads_.push_back({e.src[k], bytes});
+      }
+      e.numel = len;
+      e.scalar = static_cast<float>(g.scalar);
+      e.scalar_f64 = std::bit_cast<uint64_t>(g.scalar);
+      for (uint32_t k = 0; k < chunks; ++k) prm_.chunk[prm_.chunks++] = prm_.count | (k << 8);
+      ++prm_.count;
     }
-    e.start = prm.total;
-    e.scalar = static_cast<float>(g->scalar);
-    e.scalar_f64 = std::bit_cast<uint64_t>(g->scalar);
-    prm.total += g->out.numel();
-    writes.push_back({e.dst, bytes});
   }
-  uint32_t spec[] = {kElementwiseWorkgroup};
-  const Pipeline& pipe =
-      dev.pipeline("foreach_" + std::string(dtype_name(batch.front()->out.dtype)), spec);
-  uint64_t bytes = offsetof(ForeachParams, tensors) + prm.count * sizeof(ForeachTensor);
-  uint64_t addr = dev.stream().params(&prm, bytes);
-  int64_t groups = (prm.total + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup;
-  uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
-  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), reads, writes);
-}
+
+  void flush() {
+    if (prm_.count == 0) return;
+    if (c_.scalar_tensor) {
+      prm_.scalar_dtype = scalar_dtype_code(*c_.scalar_tensor, dtype_);
+      reads_.push_back({c_.scalar_tensor->address, dtype_size(c_.scalar_tensor->dtype)});
+    }
+    uint32_t spec[] = {kElementwiseWorkgroup, static_cast<uint32_t>(c_.op)};
+    const Pipeline& pipe = dev_.pipeline("foreach_" + std::string(dtype_name(dtype_)), spec);
+    const uint64_t bytes = offsetof(ForeachParams, chunk) + prm_.chunks * sizeof(uint32_t);
+    const uint64_t addr = dev_.stream().params(&prm_, bytes);
+    const uint64_t cost = uint64_t{prm_.chunks} * VKML_FOREACH_CHUNK;
+    dev_.stream().dispatch(pipe, prm_.chunks, 1, 1, &addr, sizeof(addr), reads_, writes_, cost);
+    prm_ = base_;
+    reads_.clear();
+    writes_.clear();
+  }
+
+ private:
+  Device& dev_;
+  const ForeachConfig& c_;
+  const ForeachParams& base_;
+  const int inputs_;
+  ForeachParams prm_;
+  DType dtype_ = DType::kF32;
+  std::vector<MemRange> reads_, writes_;
+};
 
 void record_norm(Device& dev, ForeachNorm norm, DType dtype,
                  const std::vector<std::pair<const TensorDesc*, const TensorDesc*>>& batch) {
@@ -154,23 +184,18 @@ void foreach_apply(Device& dev, const ForeachConfig& c, std::span<const ForeachG
     check_tensor(dev, g.out, g.out, "output");
     for (int k = 0; k < inputs; ++k) check_tensor(dev, g.in[k], g.out, "input");
   }
+  static_assert((uint64_t{VKML_FOREACH_MAX_CHUNKS} << 8) <= (uint64_t{1} << 32));
   ForeachParams base{};
   base.scalar_tensor = c.scalar_tensor ? c.scalar_tensor->address : 0;
-  base.op = static_cast<uint32_t>(c.op);
   base.flags = c.scalar_operand ? VKML_FOREACH_FLAG_SCALAR_OPERAND : 0u;
   base.alpha = static_cast<float>(c.alpha);
   base.alpha_f64 = std::bit_cast<uint64_t>(c.alpha);
-  for (DType dtype : kDtypes) {
-    std::vector<const ForeachGroup*> batch;
+  for (DType dtype : kDtypes) {  // one shader variant per dtype; groups keep their order
+    Batcher batch(dev, c, base, inputs);
     for (const ForeachGroup& g : groups) {
-      if (g.out.dtype != dtype || g.out.numel() == 0) continue;
-      batch.push_back(&g);
-      if (batch.size() == VKML_FOREACH_MAX_TENSORS) {
-        record(dev, c, base, batch, inputs);
-        batch.clear();
-      }
+      if (g.out.dtype == dtype) batch.add(g);
     }
-    if (!batch.empty()) record(dev, c, base, batch, inputs);
+    batch.flush();
   }
 }
 

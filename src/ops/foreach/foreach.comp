@@ -1,12 +1,13 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// One _foreach_* op over a list of tensor groups of dtype DST_*: thread i finds its group by
-// binary search over the groups' starts, computes in the op math type (float for f32/f16/bf16,
-// double for f64) and rounds once on store.
+// One _foreach_* op (specialization constant OP) over a list of tensor groups of dtype DST_*:
+// each workgroup takes chunks of one group at a time, computes in the op math type (float for
+// f32/f16/bf16, double for f64) and rounds once on store.
 #include "vkml_common.glsl"
 #include "foreach_params.h"
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OP = VKML_FOREACH_ADD;
 layout(push_constant) uniform Push { ForeachParams p; } pc;
 
 #if defined(DST_F64)
@@ -52,15 +53,6 @@ T load_scalar_tensor(uint64_t a, uint dtype) {
   return T(PF32(a).v);
 }
 
-uint find_group(ForeachParams p, int64_t i) {
-  uint lo = 0u, hi = p.count - 1u;
-  while (lo < hi) {
-    uint mid = (lo + hi + 1u) >> 1;
-    if (p.tensors[mid].start <= i) lo = mid; else hi = mid - 1u;
-  }
-  return lo;
-}
-
 // Correctly rounded division and square root, as on the CPU: Vulkan allows 2.5 ulp, so one
 // residual step (the residual a - q * b exact by Dekker's product) corrects the driver's result.
 void split(T a, out T hi, out T lo) {
@@ -99,8 +91,8 @@ T sqrt_rn(T x) {
   return c;
 }
 
-T apply(uint op, T x, T y, T z, T s, T alpha) {
-  switch (op) {
+T apply(T x, T y, T z, T s, T alpha) {
+  switch (OP) {
     case VKML_FOREACH_ADD: {
       precise T r = fma(alpha, y, x);
       return r;
@@ -145,26 +137,32 @@ void main() {
 #else
   const T alpha = p.alpha;
 #endif
-  for (int64_t i = int64_t(gl_GlobalInvocationID.x); i < p.total; i += VKML_GRID_STRIDE) {
-    uint g = find_group(p, i);
-    uint64_t off = uint64_t(i - p.tensors[g].start) * uint64_t(DST_SIZE);
+  for (uint c = gl_WorkGroupID.x; c < p.chunks; c += gl_NumWorkGroups.x) {
+    const uint g = p.chunk[c] & 0xFFu;
+    const int64_t begin = int64_t(p.chunk[c] >> 8) * VKML_FOREACH_CHUNK;
+    const int64_t end = min(begin + VKML_FOREACH_CHUNK, p.tensors[g].numel);
+    const uint64_t dst = p.tensors[g].dst;
+    const uint64_t a0 = p.tensors[g].src[0], a1 = p.tensors[g].src[1], a2 = p.tensors[g].src[2];
 #if defined(DST_F64)
-    T s = uint64BitsToDouble(p.tensors[g].scalar_f64);
+    const T s = uint64BitsToDouble(p.tensors[g].scalar_f64);
 #else
-    T s = p.tensors[g].scalar;
+    const T s = p.tensors[g].scalar;
 #endif
-    uint64_t a0 = p.tensors[g].src[0], a1 = p.tensors[g].src[1], a2 = p.tensors[g].src[2];
-    T x = a0 != 0ul ? load_val(a0 + off) : T(0);
-    T y = scalar_operand ? (device_scalar ? dev_y : s) : (a1 != 0ul ? load_val(a1 + off) : T(0));
-    T z = a2 != 0ul ? load_val(a2 + off) : T(0);
-    T alpha_g = alpha;
+    T sy = device_scalar ? dev_y : s, alpha_g = alpha;
 #if defined(DST_F16) || defined(DST_BF16)
     // The CPU adds a scalar in the tensor's dtype: y and alpha rounded to it, then their product.
-    if (p.op == VKML_FOREACH_ADD && scalar_operand) {
-      y = round_dst(round_dst(alpha) * round_dst(y));
+    if (OP == VKML_FOREACH_ADD && scalar_operand) {
+      sy = round_dst(round_dst(alpha) * round_dst(sy));
       alpha_g = T(1);
     }
 #endif
-    store_dst(p.tensors[g].dst + off, apply(p.op, x, y, z, s, alpha_g));
+    for (int64_t i = begin + int64_t(gl_LocalInvocationID.x); i < end;
+         i += int64_t(gl_WorkGroupSize.x)) {
+      const uint64_t off = uint64_t(i) * uint64_t(DST_SIZE);
+      T x = a0 != 0ul ? load_val(a0 + off) : T(0);
+      T y = scalar_operand ? sy : (a1 != 0ul ? load_val(a1 + off) : T(0));
+      T z = a2 != 0ul ? load_val(a2 + off) : T(0);
+      store_dst(dst + off, apply(x, y, z, s, alpha_g));
+    }
   }
 }

@@ -3,12 +3,18 @@
 #ifndef VKML_OPS_FOREACH_PARAMS_H_
 #define VKML_OPS_FOREACH_PARAMS_H_
 
-// Groups per dispatch; longer lists take several dispatches.
+// Groups and chunks per dispatch; longer lists take several dispatches. A workgroup takes one
+// chunk of VKML_FOREACH_CHUNK elements of one group at a time (as multi_tensor_apply does), so
+// a group's addresses and scalar are uniform across it; groups longer than a dispatch's chunks
+// are split into pieces.
 #define VKML_FOREACH_MAX_TENSORS 128
+#define VKML_FOREACH_MAX_CHUNKS 2048
+#define VKML_FOREACH_CHUNK 8192
 #define VKML_FOREACH_MAX_INPUTS 3
 
-// Ops of foreach.comp. `y` is the second operand: input 1, or the scalar when
-// VKML_FOREACH_FLAG_SCALAR_OPERAND is set (the record's scalar, or the device scalar tensor).
+// Ops of foreach.comp (its specialization constant 1). `y` is the second operand: input 1, or
+// the scalar when VKML_FOREACH_FLAG_SCALAR_OPERAND is set (the record's scalar, or the device
+// scalar tensor).
 #define VKML_FOREACH_ADD 0       // x + alpha * y
 #define VKML_FOREACH_MUL 1       // x * y
 #define VKML_FOREACH_DIV 2       // x / y
@@ -43,12 +49,11 @@
 namespace vkml::ops {
 #endif
 
-// One group: contiguous tensors of one dtype and numel. `start` is the index of its first
-// element in the concatenation of the dispatch's groups (threads find theirs by binary search).
+// One group (or a piece of one): contiguous tensors of one dtype and numel.
 struct ForeachTensor {
   uint64_t dst;
   uint64_t src[VKML_FOREACH_MAX_INPUTS];  // self, other / tensor1, tensor2 (0 when unused)
-  int64_t start;
+  int64_t numel;
   uint64_t scalar_f64;  // the group's scalar as double bits (f64 variants)
   float scalar;
   uint32_t pad;
@@ -60,15 +65,16 @@ struct ForeachParams {
 layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer ForeachParams {
 #endif
   uint64_t scalar_tensor;  // device scalar used as y for every group, or 0
-  int64_t total;           // elements of all groups together
   uint32_t count;          // entries in `tensors`
-  uint32_t op;             // VKML_FOREACH_*
+  uint32_t chunks;         // entries in `chunk_group` / `chunk_index`
   uint32_t flags;          // VKML_FOREACH_FLAG_*
   uint32_t scalar_dtype;   // VKML_FOREACH_SCALAR_*
   float alpha;
   uint32_t pad;
   uint64_t alpha_f64;
   ForeachTensor tensors[VKML_FOREACH_MAX_TENSORS];
+  // chunk c: group (chunk[c] & 0xFF) from element (chunk[c] >> 8) * VKML_FOREACH_CHUNK on
+  uint32_t chunk[VKML_FOREACH_MAX_CHUNKS];
 };
 
 // The norm's partial pass: workgroup chunk c of the concatenated chunk list writes one partial
@@ -95,8 +101,10 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer For
 
 #ifdef __cplusplus
 static_assert(sizeof(ForeachTensor) == 8 * 7);
-static_assert(offsetof(ForeachParams, alpha) == 32);
-static_assert(offsetof(ForeachParams, tensors) == 48);
+static_assert(offsetof(ForeachParams, alpha) == 24);
+static_assert(offsetof(ForeachParams, tensors) == 40);
+static_assert(offsetof(ForeachParams, chunk) == 40 + 56 * VKML_FOREACH_MAX_TENSORS);
+static_assert(VKML_FOREACH_MAX_TENSORS <= 256);
 static_assert(sizeof(ForeachNormTensor) == 32);
 static_assert(offsetof(ForeachNormParams, tensors) == 24);
 }  // namespace vkml::ops
