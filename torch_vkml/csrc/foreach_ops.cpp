@@ -163,7 +163,8 @@ Native with_tensor(ForeachOp op, at::TensorList self, const at::Tensor& other, d
   Native n{op, alpha, true};
   bool ok = other.dim() == 0 && !other.is_complex();
   if (ok && other.device().is_cpu()) {
-    // cast to each group's dtype first, as TensorIterator casts a 0-dim operand
+    // used unrounded, as the CPU's kernels use a CPU scalar operand (add rounds it to the
+    // tensor's dtype first; the shader does that)
     const double v = other.item<double>();
     n.scalar_of = [v](size_t) { return v; };
   } else if (ok && other.device() == self[0].device()) {
@@ -313,16 +314,16 @@ void lerp_scalar_(at::TensorList self, at::TensorList end, const at::Scalar& w) 
   nat::check_foreach_api_restrictions(self, end);
   apply(coefficient(with_scalar(ForeachOp::kLerp, w)), self, {self, end}, true,
         [&](const Index& r) {
-    nat::foreach_tensor_lerp_list_kernel_slow_(pick(self, r), pick(end, r), w);
-    return Tensors{};
-  });
+          nat::foreach_tensor_lerp_list_kernel_slow_(pick(self, r), pick(end, r), w);
+          return Tensors{};
+        });
 }
 Tensors lerp_scalar(at::TensorList self, at::TensorList end, const at::Scalar& w) {
   nat::check_foreach_api_restrictions(self, end);
   return apply(coefficient(with_scalar(ForeachOp::kLerp, w)), self, {self, end}, false,
                [&](const Index& r) {
-    return nat::foreach_tensor_lerp_list_kernel_slow(pick(self, r), pick(end, r), w);
-  });
+                 return nat::foreach_tensor_lerp_list_kernel_slow(pick(self, r), pick(end, r), w);
+               });
 }
 
 void lerp_scalarlist_(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
