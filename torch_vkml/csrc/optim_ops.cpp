@@ -1,7 +1,7 @@
-// Per-tensor kernels that PyTorch's _foreach_* ops (the optimizers' default path) and gradient
-// clipping reach on vkml and that no other family registers: clamp_min / clamp_max with a tensor
-// bound, which is how _foreach_maximum_ / _foreach_minimum_ (Adam's amsgrad, Adamax) and
-// _foreach_clamp_* loop. (isnan, once here, is registered with the other predicates in
+// Per-tensor kernels that PyTorch's _foreach_* ops reach on vkml for the groups the native
+// multi-tensor kernels (foreach_ops.cpp) leave to the per-tensor loop (strided, mixed dtypes)
+// and that no other family registers: clamp_min / clamp_max with a tensor bound, which is how
+// _foreach_maximum_ / _foreach_minimum_ and _foreach_clamp_* loop. (isnan, once here, is registered with the other predicates in
 // elementwise_param_ops.cpp.)
 #include <torch/library.h>
 
