@@ -35,18 +35,6 @@ import torch_vkml  # noqa: E402
 MODES = ("fp32", "fp16", "bf16")
 
 
-def moved_by_one_ulp(model: torch.nn.Module, seed: int) -> torch.nn.Module:
-    """A copy whose float weights move by -1, 0 or +1 ulp at random: one rounding error each."""
-    model = copy.deepcopy(model)
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            step = torch.randint(-1, 2, p.shape, generator=gen)
-            toward = torch.where(step > 0, torch.inf, -torch.inf)
-            p.copy_(torch.where(step == 0, p, torch.nextafter(p, toward)))
-    return model
-
-
 def train(model: torch.nn.Module, batches, mode: str, dev: torch.device, lr: float):
     """Trains in one precision mode; returns (losses, seconds per step after the warm-up steps)."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
@@ -130,7 +118,8 @@ def main(argv: list[str] | None = None) -> dict:
         losses[mode], step_time[mode] = train(
             copy.deepcopy(init).to(dev), batches, mode, dev, args.lr
         )
-    spread, _ = train(moved_by_one_ulp(init, args.seed + 1).to(dev), batches, "fp32", dev, args.lr)
+    moved = eu.move_by_one_ulp_(copy.deepcopy(init), args.seed + 1)
+    spread, _ = train(moved.to(dev), batches, "fp32", dev, args.lr)
     rel_spread = [abs(a - b) / abs(b) for a, b in zip(spread, losses["fp32"], strict=True)]
 
     print(f"\n{'step':>5} " + " ".join(f"{m:>10}" for m in MODES) + f" {'fp32 spread':>12}")

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).parent))
+import example_utils as eu  # noqa: E402
 import fashion_mnist  # noqa: E402
 
 import torch_vkml  # noqa: E402
@@ -67,12 +68,7 @@ def cpu_losses(init: nn.Module, batches, lr: float, dtype: torch.dtype = torch.f
     by -1, 0 or +1 ulp at random (the size of one rounding error)."""
     model = copy.deepcopy(init).to(dtype)
     if ulp_seed is not None:
-        gen = torch.Generator().manual_seed(ulp_seed)
-        with torch.no_grad():
-            for p in model.parameters():
-                step = torch.randint(-1, 2, p.shape, generator=gen)
-                toward = torch.where(step > 0, torch.inf, -torch.inf)
-                p.copy_(torch.where(step == 0, p, torch.nextafter(p, toward)))
+        eu.move_by_one_ulp_(model, ulp_seed)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     losses = []
     for xb, yb in batches:

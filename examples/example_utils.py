@@ -76,6 +76,18 @@ def report_fallbacks() -> dict[str, int]:
     return stats
 
 
+def move_by_one_ulp_(model: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """Moves every weight by -1, 0 or +1 ulp at random (the size of one rounding error), in place:
+    training from there shows how far two runs of the same precision drift apart."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            step = torch.randint(-1, 2, p.shape, generator=gen)
+            toward = torch.where(step > 0, torch.inf, -torch.inf).to(p.dtype)
+            p.copy_(torch.where(step == 0, p, torch.nextafter(p, toward)))
+    return model
+
+
 def check(ok: bool, what: str) -> bool:
     print(f"[{'PASS' if ok else 'FAIL'}] {what}")
     return ok

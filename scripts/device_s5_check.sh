@@ -10,13 +10,13 @@ export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-l
 export PYTHONPATH=$PWD VKML_CACHE_DIR=/tmp/vkml-cache
 t0=$SECONDS
 VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider --tb=short \
-  ${PYTEST_FILES:-tests/torch/test_attention.py tests/torch/test_reduce.py tests/torch/test_elementwise_special.py tests/torch/test_fuzz.py tests/torch/test_copies_views.py} \
+  ${PYTEST_FILES:-tests/torch/test_attention.py tests/torch/test_attention_gemm.py tests/torch/test_reduce.py tests/torch/test_elementwise_special.py tests/torch/test_fuzz.py tests/torch/test_copies_views.py tests/torch/test_bad_input.py} \
   > "$OUT/pytest.log" 2>&1
 echo "pytest ($((SECONDS - t0)) s): $(tail -1 "$OUT/pytest.log")"
 grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -15
 timeout ${MODELS_TIMEOUT:-200} python3 bench/bench_models.py --json "$OUT/bench_models.json" > "$OUT/bench_models.log" 2>&1
 tail -12 "$OUT/bench_models.log"
-for path in fused gemm; do
+for path in fused auto; do
   VKML_ATTENTION=$path timeout 100 python3 bench/bench_models.py --only vit,gpt --vkml-only > "$OUT/models_$path.log" 2>&1
   echo "attention=$path: $(grep -E 'vit|gpt' "$OUT/models_$path.log" | tr -s ' ' | tr '\n' ';')"
 done

@@ -316,3 +316,17 @@ def test_group_longer_than_one_dispatch(gen):
     want = torch._foreach_add([a, small[0], b], [b, small[1], a], alpha=0.5)
     for g, w in zip(got, want, strict=True):
         assert torch.equal(g.cpu(), w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_foreach_maximum_minimum_of_signed_zeros(dtype):
+    """As torch.maximum/minimum on vkml (IEEE 754-2019): max(-0, +0) = +0, min(-0, +0) = -0 in
+    either operand order, on the multi-tensor path too."""
+    a = [torch.tensor([-0.0, 0.0, -0.0, 0.0] * 3, dtype=dtype) for _ in range(3)]
+    b = [torch.tensor([0.0, -0.0, -0.0, 0.0] * 3, dtype=dtype) for _ in range(3)]
+    for x, y in ((a, b), (b, a)):
+        xv, yv = [t.to("vkml") for t in x], [t.to("vkml") for t in y]
+        for got, s, t in zip(torch._foreach_maximum(xv, yv), x, y, strict=True):
+            assert torch.equal(got.cpu().signbit(), s.signbit() & t.signbit())
+        for got, s, t in zip(torch._foreach_minimum(xv, yv), x, y, strict=True):
+            assert torch.equal(got.cpu().signbit(), s.signbit() | t.signbit())

@@ -101,10 +101,13 @@ T apply(T x, T y, T z, T s, T alpha) {
       return x * y;
     case VKML_FOREACH_DIV:
       return div_rn(x, y);
+    // Zeros as ew_maximum/ew_minimum (IEEE 754-2019): max(-0, +0) = +0, min(-0, +0) = -0.
     case VKML_FOREACH_MAXIMUM:
-      return (isnan(x) || isnan(y)) ? x + y : max(x, y);
+      if (isnan(x) || isnan(y)) return x + y;
+      return (x == y) ? (sign_bit(x) ? y : x) : max(x, y);
     case VKML_FOREACH_MINIMUM:
-      return (isnan(x) || isnan(y)) ? x + y : min(x, y);
+      if (isnan(x) || isnan(y)) return x + y;
+      return (x == y) ? (sign_bit(x) ? x : y) : min(x, y);
     case VKML_FOREACH_LERP: {  // PyTorch's two formulas: weight 1 gives `end` exactly
       T d = y - x;
       precise T r = (abs(s) < T(0.5)) ? fma(s, d, x) : fma(-d, T(1) - s, y);
