@@ -31,17 +31,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+from fuzz_compare import TOLERANCE, compare, float_mismatches  # re-exported for the tests
+from fuzz_reference import (  # the CPU reference's GPU rules
+    F64_REF,
+    exact_prod,
+    ieee_signed_zero,
+    matmul_ref,
+    zero_dim_as_on_a_gpu,
+)
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 I32, I64, U8, BOOL = torch.int32, torch.int64, torch.uint8, torch.bool
 FLOATS = (F32, F16, BF16)
 INTS = (I32, I64, U8)
 DTYPES = FLOATS + INTS + (BOOL,)
-# rtol and atol (atol scaled by the largest magnitude of the reference) per float dtype.
-TOLERANCE = {F32: 2e-4, F16: 2e-2, BF16: 5e-2}
-# The device name under which a step runs on the CPU with every float in float64: the reference
-# against which the CPU's own rounding is measured (second_look).
-F64_REF = "cpu-float64"
 
 
 def torch_device(device: str) -> str:
@@ -194,7 +197,9 @@ class Builder:
         ok = [
             i
             for i, v in enumerate(self.values)
-            if i != a and pred(v) and broadcasts(shape, tuple(v.ref.shape))
+            if i != a
+            and pred(v)
+            and broadcasts(shape, tuple(v.ref.shape))
             and broadcast_numel(shape, tuple(v.ref.shape)) <= MAX_BROADCAST_NUMEL
         ]
         if ok and self.rng.random() < 0.6:
@@ -253,51 +258,6 @@ def gen_unary(rng, b: Builder):
     return f"v{a}.{name}()", lambda t, d: getattr(t[0], name)(), [a], exact
 
 
-def zero_dim_as_on_a_gpu(x, y, device):
-    """On a GPU a 0-dim tensor is an ordinary operand: CUDA and vkml convert a 0-dim float of
-    another dtype to the other operand's f16/bf16 before the op, where the CPU's mul and div read it at float
-    precision (its CPU-scalar path). Measured alike for CUDA and vkml on an H200
-    (scripts/diag_scalar_precision.py); the CPU reference rounds it the same way. An integer 0-dim
-    operand is converted the same way (seed 408309560595: an int64 product too large for fp16 is inf
-    on the GPU, so 0 * it is NaN, where the CPU's mul reads it at float precision and gives 0)."""
-    if not str(device).startswith("cpu"):
-        return x, y
-    def rounded(s, t):
-        if (s.dim() == 0 and t.dim() > 0 and t.dtype in (torch.float16, torch.bfloat16)
-                and s.dtype != t.dtype and (s.is_floating_point() or s.dtype != torch.bool)):
-            return s.to(t.dtype)
-        return s
-    return rounded(x, y), rounded(y, x)
-
-
-def ieee_signed_zero(name: str, op: Callable, device) -> Callable:
-    """The CPU's maximum/minimum of -0 and +0 depends on its vector or scalar path (seed 749260328855:
-    one tensor, both signs). vkml follows IEEE 754-2019 (max gives +0, min gives -0, in any order);
-    the reference is put the same way, since a later atan2 or division turns the sign into a jump."""
-    if name not in ("maximum", "minimum", "amax", "amin") or not str(device).startswith("cpu"):
-        return op
-
-    def canonical(*args, **kwargs):
-        out = op(*args, **kwargs)
-        if not out.is_floating_point() or not (out == 0).any():
-            return out
-        x = args[0]
-        if name in ("amax", "amin"):  # +0 if any +0 was reduced (amax), -0 if any -0 (amin)
-            sign_wanted = ~x.signbit() if name == "amax" else x.signbit()
-            dim = kwargs.get("dim")
-            dims = list(range(x.dim())) if dim is None else dim
-            keep = kwargs.get("keepdim", False)
-            has = (((x == 0) & sign_wanted).to(torch.int32).amax(dims, keepdim=keep) > 0
-                   if x.numel() else torch.zeros_like(out, dtype=torch.bool))
-            has = has if name == "amax" else ~has
-        else:
-            a, b = torch.broadcast_tensors(*(torch.as_tensor(v) for v in args[:2]))
-            has = ~(a.signbit() & b.signbit()) if name == "maximum" else ~(a.signbit() | b.signbit())
-        return torch.where(out == 0, torch.where(has, 0.0, -0.0).to(out.dtype), out)
-
-    return canonical
-
-
 def gen_binary(rng, b: Builder):
     a = b.pick()
     if a is None:
@@ -321,9 +281,12 @@ def gen_binary(rng, b: Builder):
     if isinstance(other, int):
         exact = va.exact and b.values[other].exact and name not in SMOOTH_BINARY
         op = getattr(torch, name)
-        return (f"torch.{name}(v{a}, v{other})",
-                lambda t, d: ieee_signed_zero(name, op, d)(*zero_dim_as_on_a_gpu(t[0], t[1], d)),
-                [a, other], exact)
+        return (
+            f"torch.{name}(v{a}, v{other})",
+            lambda t, d: ieee_signed_zero(name, op, d)(*zero_dim_as_on_a_gpu(t[0], t[1], d)),
+            [a, other],
+            exact,
+        )
     text, make = other
     op = getattr(torch, name)
     return (
@@ -443,24 +406,6 @@ def reduction(name: str, device: str) -> Callable:
     if name == "prod" and device == F64_REF:
         return exact_prod
     return ieee_signed_zero(name, getattr(torch, name), device)
-
-
-def exact_prod(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:
-    """The float64 reference of prod: the product's magnitude summed in logs, so no partial
-    product over- or underflows on its way to a representable result (as float32 ones do, in an
-    order that differs between devices: fuzz seed 3024235, 300 integers from -50 to 50 with
-    zeros, is NaN on the CPU and 0 on vkml)."""
-    if dim is None:
-        return exact_prod(x.reshape(-1), 0)
-    if not x.is_floating_point():
-        return torch.prod(x, dim=dim, keepdim=keepdim)
-    x = x.double()
-    nan = x.isnan().any(dim, keepdim) | (x.isinf().any(dim, keepdim) & (x == 0).any(dim, keepdim))
-    magnitude = torch.where(
-        (x == 0).any(dim, keepdim), 0.0, x.abs().log().sum(dim, keepdim=keepdim).exp()
-    )
-    negative = x.signbit().sum(dim, keepdim=keepdim) % 2 == 1
-    return torch.where(nan, float("nan"), torch.where(negative, -magnitude, magnitude))
 
 
 def gen_view(rng, b: Builder):
@@ -605,15 +550,6 @@ def gen_matmul(rng, b: Builder):
     return f"v{a} @ {text}", lambda t, d: matmul_ref(t[0], make(t, d), d), [a], False
 
 
-def matmul_ref(x, y, device):
-    """x @ y; on the CPU, half types are multiplied in float32 and rounded once (what vkml does):
-    the CPU's own bf16 GEMM packs rows in pairs, so a NaN in one row turned its neighbour into
-    NaN too (fuzz seed 1024924173079)."""
-    if device == "cpu" and x.dtype in (torch.float16, torch.bfloat16):
-        return (x.float() @ y.float()).to(x.dtype)
-    return x @ y
-
-
 def gen_softmax_scan(rng, b: Builder):
     a = b.pick(lambda v: v.ref.dim() >= 1)
     if a is None:
@@ -753,55 +689,6 @@ def generate(seed: int) -> Program:
     return Program(seed, steps, b.values)
 
 
-def compare(ref: torch.Tensor, got: torch.Tensor, tol: float = 0.0) -> str | None:
-    """None when got matches ref, else a description of the difference."""
-    if got.dtype != ref.dtype:
-        return f"dtype {got.dtype} != {ref.dtype}"
-    if tuple(got.shape) != tuple(ref.shape):
-        return f"shape {tuple(got.shape)} != {tuple(ref.shape)}"
-    if ref.dtype not in FLOATS:
-        if not torch.equal(got, ref):
-            bad = (got != ref).nonzero()[:3].tolist()
-            return f"integer values differ at {bad}"
-        return None
-    return float_mismatches(ref, got, tol)[1]
-
-
-def float_mismatches(
-    ref: torch.Tensor, got: torch.Tensor, tol: float
-) -> tuple[torch.Tensor, str | None]:
-    """The elements where got differs from ref (same shape and float dtype) and a description of
-    the first kind of difference found (None when none)."""
-    r, g = ref.double(), got.double()
-    nan_r, nan_g = r.isnan(), g.isnan()
-    inf_r, inf_g = r.isinf(), g.isinf()
-    bad_nan = nan_r != nan_g
-    bad_sign = inf_r & inf_g & (r != g)
-    # Overflow is a threshold: a result within rounding of the largest finite value may land on
-    # either side of it. Anything else is a real difference.
-    one = (inf_r ^ inf_g) & ~(nan_r | nan_g)
-    finite = torch.where(inf_r, g, r)
-    overflow = (torch.sign(r) == torch.sign(g)) & (finite.abs() >= torch.finfo(ref.dtype).max / 2)
-    bad_inf = one & ~overflow
-    fin = ~(nan_r | nan_g | inf_r | inf_g)
-    tol = max(tol, TOLERANCE[ref.dtype])
-    atol = tol * max(1.0, float(r[fin].abs().max())) if fin.any() else 0.0
-    excess = torch.where(fin, (g - r).abs() - (atol + tol * r.abs()), torch.zeros_like(r))
-    bad_value = excess > 0
-    msg = ""
-    if bad_nan.any():
-        msg = f"NaN positions differ ({int(nan_r.sum())} on CPU, {int(nan_g.sum())} on vkml)"
-    elif bad_sign.any():
-        msg = "inf signs differ"
-    elif bad_inf.any():
-        msg = f"inf positions differ ({int(inf_r.sum())} on CPU, {int(inf_g.sum())} on vkml)"
-    elif bad_value.any():
-        i = int(excess.flatten().argmax())
-        gi, ri = float(g.flatten()[i]), float(r.flatten()[i])
-        msg = f"value {gi} != {ri} (tolerance {tol}, scaled atol {atol:.3g})"
-    return bad_nan | bad_sign | bad_inf | bad_value, msg or None
-
-
 # How far beyond the CPU's own largest deviation from float64 vkml may be (as in opinfo_check.py):
 # two float32 sums of the same terms in different orders each carry an error of the same size.
 ROUNDING_SLACK = 2.0
@@ -889,8 +776,11 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--first-seed", type=int, default=None, help="start of the seed range (default: random)"
     )
-    ap.add_argument("--progress-file", default=None,
-                    help="write each seed here before running it (to find a program that was killed)")
+    ap.add_argument(
+        "--progress-file",
+        default=None,
+        help="write each seed here before running it (finds a program that was killed)",
+    )
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)  # std/var dof notes, on both devices
     import torch_vkml  # noqa: F401  (registers the device)
@@ -924,8 +814,10 @@ def main(argv=None) -> int:
         seed += 1
         if count % 500 == 0:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-            print(f"{count} programs, {len(failures)} failing (seed {seed}, peak RSS {rss} MiB)",
-                  flush=True)
+            print(
+                f"{count} programs, {len(failures)} failing (seed {seed}, peak RSS {rss} MiB)",
+                flush=True,
+            )
     print(
         f"fuzz: {count} programs in {args.minutes:g} min, {len(failures)} failing seeds: {failures}"
     )
