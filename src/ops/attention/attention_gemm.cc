@@ -147,18 +147,19 @@ MemRange bytes_at(uint64_t address, uint64_t bytes) { return {address, address ?
 bool applies(const Device& dev, const AttentionParams& p, bool backward) {
   const char* env = std::getenv("VKML_ATTENTION");
   const std::string mode = env ? env : "";
-  if (mode == "fused" || (mode == "gemm-backward" && !backward)) return false;
+  // Opt-in until it has been timed and checked on a GPU; then the default becomes "auto".
+  const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
+  if (!forced && mode != "auto") return false;
+  if (mode == "auto" && (dev.caps().kind == DeviceKind::kCpu || p.kv_len > kMaxKvLen)) {
+    return false;
+  }
   if (p.batch * p.heads == 0 || p.q_len == 0 || p.kv_len == 0 || p.head_dim == 0 ||
       p.v_head_dim == 0) {
     return false;
   }
   const bool half = p.dtype != nn::kF32;
   const uint64_t per_pair = backward ? pair_bytes(p, 2, half ? 2 : 0) : pair_bytes(p, 1, half);
-  if (per_pair > scratch_budget(dev.caps())) return false;
-  if (mode == "gemm" || mode == "gemm-backward") return true;
-  // Opt-in until it has been timed and checked on a GPU; then the default becomes "auto" below.
-  if (mode != "auto") return false;
-  return dev.caps().kind != DeviceKind::kCpu && p.kv_len <= kMaxKvLen;
+  return per_pair <= scratch_budget(dev.caps());
 }
 
 void forward(Device& dev, const AttentionParams& p, const TensorDesc& lse, const MemRange& mask) {
