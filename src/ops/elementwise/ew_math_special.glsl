@@ -168,6 +168,16 @@ T ew_i1_series(T x) {
   return sum;
 }
 
+// exp(ax) * g for g < 1 where exp(ax) alone may overflow before the product does: h * g * h with
+// h = exp(ax / 2), one h scaled by 2^-64 (exact) so that no order of the three factors leaves the
+// float range (the H200 gave inf for I0(89) from h * g * h, finite 1.9e37), then 2^64 back.
+T ew_exp_times(T ax, T g) {
+  T h = ew_exp(T(0.5) * ax);
+  precise T hs = h * T(5.42101086242752217e-20);  // 2^-64
+  precise T r = (h * g) * hs;
+  return r * T(18446744073709551616.0);  // 2^64: overflows to inf only when the result does
+}
+
 // scaled: multiply by exp(-|x|) (i0e, i1e) instead of exp(|x|) above 8.
 T ew_bessel_i0(T x, bool scaled) {
   if (isnan(x)) return x;
@@ -175,9 +185,7 @@ T ew_bessel_i0(T x, bool scaled) {
   if (ax <= T(8)) return scaled ? ew_i0_series(ax) * ew_exp(-ax) : ew_i0_series(ax);
   T g = ew_div_rn(ew_i0_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
   if (scaled) return g;
-  T h = ew_exp(T(0.5) * ax);  // exp(ax) alone overflows before I0 does
-  precise T hg = h * g;         // in this order: h * h overflows (a driver may reorder otherwise)
-  return hg * h;
+  return ew_exp_times(ax, g);
 }
 T ew_bessel_i1(T x, bool scaled) {
   if (isnan(x)) return x;
@@ -187,9 +195,7 @@ T ew_bessel_i1(T x, bool scaled) {
     if (scaled) r *= ew_exp(-ax);
   } else {
     T g = ew_div_rn(ew_i1_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
-    T h = ew_exp(T(0.5) * ax);
-    precise T hg = h * g;
-    r = scaled ? g : hg * h;
+    r = scaled ? g : ew_exp_times(ax, g);
   }
   return (x < T(0)) ? -r : r;
 }
