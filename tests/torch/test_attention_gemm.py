@@ -166,19 +166,19 @@ def test_gemm_path_zero_size(fallback, gemm_path):
 
 
 def test_default_and_auto_paths_on_this_device(gen, fallback, monkeypatch):
-    """Without VKML_ATTENTION the fused kernels run (the GEMM path is opt-in until it has been
-    measured on a GPU); with VKML_ATTENTION=auto the CPU device (lavapipe) keeps the fused kernels
-    and GPUs take the GEMM path up to 4096 keys."""
+    """Unset or VKML_ATTENTION=auto: the CPU device (lavapipe) keeps the fused kernels and GPUs
+    take the GEMM path up to 4096 keys; VKML_ATTENTION=fused keeps the fused kernels everywhere."""
     q, k, v, mask, kw = make_inputs((1, 2, 2, 9, 11, 8, 8, False, None), torch.float32, gen)
-    monkeypatch.delenv("VKML_ATTENTION", raising=False)
-    results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
-    assert not kernels & GEMM_KERNELS, kernels
-    check(*results, torch.float32)
-    monkeypatch.setenv("VKML_ATTENTION", "auto")
-    results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
     cpu = torch_vkml.get_device_properties().type.lower() == "cpu"
-    assert bool(kernels & GEMM_KERNELS) != cpu, kernels
-    check(*results, torch.float32)
+    for mode, gemm in ((None, not cpu), ("auto", not cpu), ("", not cpu), ("fused", False)):
+        if mode is None:
+            monkeypatch.delenv("VKML_ATTENTION", raising=False)
+        else:
+            monkeypatch.setenv("VKML_ATTENTION", mode)
+        results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
+        assert bool(kernels & GEMM_KERNELS) == gemm, (mode, kernels)
+        assert gemm or kernels & FUSED_FORWARDS, (mode, kernels)
+        check(*results, torch.float32)
 
 
 def test_nan_propagates_like_the_fused_kernels(gen, monkeypatch):
