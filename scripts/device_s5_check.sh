@@ -3,11 +3,7 @@
 # the GPU, then models and ops against CUDA, the attention paths side by side and the amp profile.
 # Summary to stdout; logs to $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STEPS=none bash scripts/device_session_check.sh > "$OUT/build.txt" 2>&1 || { cat "$OUT/build.txt"; exit 1; }
-head -2 "$OUT/build.txt"
-export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
-export PYTHONPATH=$PWD VKML_CACHE_DIR=/tmp/vkml-cache
+source scripts/device_build_env.sh
 t0=$SECONDS
 VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider --tb=short \
   ${PYTEST_FILES:-tests/torch/test_attention.py tests/torch/test_attention_gemm.py tests/torch/test_reduce.py tests/torch/test_elementwise_special.py tests/torch/test_fuzz.py tests/torch/test_copies_views.py tests/torch/test_bad_input.py} \

@@ -3,11 +3,7 @@
 # side by side (decides VKML_ATTENTION's default), the GPU-unverified test files, models vs CUDA.
 # Summary to stdout; logs to $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STEPS=none bash scripts/device_session_check.sh > "$OUT/build.txt" 2>&1 || { cat "$OUT/build.txt"; exit 1; }
-head -2 "$OUT/build.txt"
-export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
-export PYTHONPATH=$PWD VKML_CACHE_DIR=/tmp/vkml-cache
+source scripts/device_build_env.sh
 t0=$SECONDS
 for path in fused auto; do
   VKML_ATTENTION=$path timeout 80 python3 bench/bench_models.py --only vit,gpt --vkml-only --repeat 5 > "$OUT/models_$path.log" 2>&1

@@ -3,11 +3,7 @@
 # against the CPU, the special-function and attention tests, ViT/GPT-2 against CUDA with the
 # attention default now "auto". Summary to stdout; logs to $OUT.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STEPS=none bash scripts/device_session_check.sh > "$OUT/build.txt" 2>&1 || { cat "$OUT/build.txt"; exit 1; }
-head -2 "$OUT/build.txt"
-export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
-export PYTHONPATH=$PWD VKML_CACHE_DIR=/tmp/vkml-cache
+source scripts/device_build_env.sh
 t0=$SECONDS
 VKML_FALLBACK=error timeout 60 python3 scripts/diag_overflow.py 2>&1 | tee "$OUT/diag_overflow.txt"
 VKML_FALLBACK=error timeout ${PYTEST_TIMEOUT:-150} python3 -m pytest -q -p no:cacheprovider --tb=short \

@@ -2,11 +2,7 @@
 # On the GPU machine (sixth session, third lease, ~4 min): build, memory-bound ops and reductions
 # against CUDA (column reductions' new layout), then test_elementwise.py on the GPU.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STEPS=none bash scripts/device_session_check.sh > "$OUT/build.txt" 2>&1 || { cat "$OUT/build.txt"; exit 1; }
-head -2 "$OUT/build.txt"
-export PATH=$PWD/.vktc/usr/bin:$PATH LD_LIBRARY_PATH=$PWD/.vktc/usr/lib/x86_64-linux-gnu
-export PYTHONPATH=$PWD VKML_CACHE_DIR=/tmp/vkml-cache
+source scripts/device_build_env.sh
 t0=$SECONDS
 timeout 75 python3 bench/bench_ops.py --only memory --json "$OUT/bench_ops.json" > "$OUT/bench_ops.log" 2>&1
 grep -vE "^\s*$" "$OUT/bench_ops.log" | tail -16

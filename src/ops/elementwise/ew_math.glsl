@@ -379,20 +379,21 @@ T ew_atanh(T x) {
 
 // ---- error function -----------------------------------------------------------------------
 
-// x = hi + lo with hi holding half the significand bits, so hi * hi is exact (Veltkamp split);
-// `precise` keeps the compiler from folding it away.
-void ew_split(T x, out T hi, out T lo) {
-  precise T c = EW_SPLIT * x;
-  precise T h = c - (c - x);
-  precise T l = x - h;
-  hi = h;
-  lo = l;
-}
+// cr_split, cr_two_prod, cr_div_rn, cr_sqrt_rn: shared with the foreach kernels.
+#define CR_SPLITTER EW_SPLIT
+#if defined(EW_DOUBLE)
+#define CR_RESIDUAL_MAX 1.0e150lf
+#define CR_RESIDUAL_MIN 1.0e-140lf
+#else
+#define CR_RESIDUAL_MAX 1.0e15
+#define CR_RESIDUAL_MIN 1.0e-15
+#endif
+#include "correct_rounding.glsl"
 
 // exp(-x^2) without the rounding error of x^2.
 T ew_exp_neg_sq(T x) {
   T hi, lo;
-  ew_split(x, hi, lo);
+  cr_split(x, hi, lo);
   return ew_exp(-(hi * hi)) * ew_exp(-(lo * (x + hi)));
 }
 

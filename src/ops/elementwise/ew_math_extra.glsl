@@ -140,8 +140,8 @@ T ew_nan_to_num(T x, T nan, T posinf, T neginf) {
 
 // round(x, decimals): ten_pow = 10^|decimals| in the compute type, neg = decimals < 0.
 T ew_round_decimals(T x, T ten_pow, T neg) {
-  return (neg != T(0)) ? roundEven(ew_div_rn(x, ten_pow)) * ten_pow
-                       : ew_div_rn(roundEven(x * ten_pow), ten_pow);
+  return (neg != T(0)) ? roundEven(cr_div_rn(x, ten_pow)) * ten_pow
+                       : cr_div_rn(roundEven(x * ten_pow), ten_pow);
 }
 
 // ---- special functions ----------------------------------------------------------------------
@@ -161,7 +161,7 @@ T ew_entr(T x) {
 // exp(x^2) without the rounding error of x^2 (as ew_exp_neg_sq).
 T ew_exp_sq(T x) {
   T hi, lo;
-  ew_split(x, hi, lo);
+  cr_split(x, hi, lo);
   return ew_exp(hi * hi) * ew_exp(lo * (x + hi));
 }
 

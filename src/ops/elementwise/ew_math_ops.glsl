@@ -10,16 +10,6 @@ void ew_fast_two_sum(T a, T b, out T hi, out T lo) {  // |a| >= |b|
   hi = s;
   lo = e;
 }
-// ew_split (hi keeps the upper half of the mantissa) is in ew_math.glsl, before its first user.
-void ew_two_prod(T a, T b, out T hi, out T lo) {
-  T ah, al, bh, bl;
-  ew_split(a, ah, al);
-  ew_split(b, bh, bl);
-  precise T p = a * b;
-  precise T e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-  hi = p;
-  lo = e;
-}
 
 // IEEE division by zero spelled out: Vulkan leaves x / 0 undefined.
 T ew_div_by_zero(T a, T b) {
@@ -27,37 +17,8 @@ T ew_div_by_zero(T a, T b) {
   return (ew_signbit(a) != ew_signbit(b)) ? -ew_inf() : ew_inf();
 }
 
-// a / b and sqrt(x) correctly rounded, as on the CPU: Vulkan lets a driver's division and square
-// root be 2.5 ulp off (NVIDIA's are), so one residual step corrects them. The residual a - q * b
-// is exact by ew_two_prod. Huge or tiny operands keep the driver's result.
-#if defined(EW_DOUBLE)
-const T EW_RESIDUAL_MAX = 1.0e150lf, EW_RESIDUAL_MIN = 1.0e-140lf;
-#else
-const T EW_RESIDUAL_MAX = 1.0e15, EW_RESIDUAL_MIN = 1.0e-15;
-#endif
-T ew_residual(T a, T q, T b) {  // a - q * b
-  T p, e;
-  ew_two_prod(q, b, p, e);
-  precise T r = (a - p) - e;
-  return r;
-}
-bool ew_residual_safe(T q, T b) {
-  T aq = abs(q), ab = abs(b);
-  return aq < EW_RESIDUAL_MAX && ab < EW_RESIDUAL_MAX && aq > EW_RESIDUAL_MIN && ab > EW_RESIDUAL_MIN;
-}
-T ew_div_rn(T a, T b) {
-  T q = a / b;
-  if (!ew_residual_safe(q, b)) return q;
-  precise T c = q + ew_residual(a, q, b) / b;
-  return c;
-}
-T ew_sqrt_rn(T x) {
-  T s = sqrt(x);
-  if (!ew_residual_safe(s, s)) return s;
-  precise T c = s + ew_residual(x, s, s) / (s + s);
-  return c;
-}
-T ew_div(T a, T b) { return (b == T(0)) ? ew_div_by_zero(a, b) : ew_div_rn(a, b); }
+// a / b with IEEE division by zero; cr_div_rn (correct_rounding.glsl) corrects the driver's 2.5 ulp.
+T ew_div(T a, T b) { return (b == T(0)) ? ew_div_by_zero(a, b) : cr_div_rn(a, b); }
 
 // C's fmod, exact: subtract y * 2^k for k from the exponent gap down to 0 (Sterbenz: no error).
 T ew_fmod(T x, T y) {
@@ -128,12 +89,12 @@ void ew_log2_1p_ext(T f, out T hi, out T lo) {
   T u_hi, u_lo, p, pe;
   ew_fast_two_sum(T(2), f, u_hi, u_lo);  // 2 + f exactly
   T s_hi = f / u_hi;
-  ew_two_prod(s_hi, u_hi, p, pe);
+  cr_two_prod(s_hi, u_hi, p, pe);
   precise T s_lo = (((f - p) - pe) - s_hi * u_lo) / u_hi;  // f - p is exact (Sterbenz)
   precise T tail = T(2) * s_lo + s_hi * ew_log_r(s_hi * s_hi);
   T l_hi, l_lo;
   ew_fast_two_sum(T(2) * s_hi, tail, l_hi, l_lo);  // natural log of 1 + f
-  ew_two_prod(l_hi, EW_LOG2E_HI, p, pe);
+  cr_two_prod(l_hi, EW_LOG2E_HI, p, pe);
   precise T rest = pe + (l_hi * EW_LOG2E_LO + l_lo * EW_LOG2E_HI);
   ew_fast_two_sum(p, rest, hi, lo);
 }
@@ -147,8 +108,8 @@ T ew_pow_pos(T a, T b) {
   if (abs(b) > T(1e18)) return ew_exp2(b * (k + f * EW_LOG2E));  // certainly 0, 1 or inf
   T l_hi, l_lo, bh, bl, q, qe;
   ew_log2_1p_ext(f, l_hi, l_lo);
-  ew_split(b, bh, bl);
-  ew_two_prod(b, l_hi, q, qe);
+  cr_split(b, bh, bl);
+  cr_two_prod(b, l_hi, q, qe);
   // b * (k + l) = bh*k + bl*k + q + qe + b*l_lo; the first three are exact, so their integer
   // parts come off exactly and only the small remainders are summed with rounding.
   precise T p1 = bh * k;
@@ -195,7 +156,7 @@ T ew_gelu(T x) {
   T z = -x * EW_SQRT1_2;
   if (z < T(0.5) || z > EW_ERFC_XMAX) return T(0.5) * x * ew_erfc(z);
   T zh, zl;
-  ew_two_prod(-x, EW_SQRT1_2_HI, zh, zl);
+  cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);
   zl += -x * EW_SQRT1_2_LO;
   return T(0.5) * x * (ew_exp_neg_sq(zh) * (ew_erfcx(zh) - zl * EW_2_SQRTPI));
 }

@@ -152,7 +152,7 @@ T ew_polygamma(T x, T n, T signed_factorial) {
 T ew_i0_series(T x) {
   T y = T(0.25) * x * x, term = T(1), sum = T(1);
   for (int k = 1; k < 40; ++k) {
-    term *= ew_div_rn(y, T(k * k));
+    term *= cr_div_rn(y, T(k * k));
     sum += term;
     if (term < sum * T(0.25) * EW_EPS) break;
   }
@@ -161,7 +161,7 @@ T ew_i0_series(T x) {
 T ew_i1_series(T x) {
   T y = T(0.25) * x * x, term = T(1), sum = T(1);
   for (int k = 1; k < 40; ++k) {
-    term *= ew_div_rn(y, T(k * (k + 1)));
+    term *= cr_div_rn(y, T(k * (k + 1)));
     sum += term;
     if (term < sum * T(0.25) * EW_EPS) break;
   }
@@ -183,7 +183,7 @@ T ew_bessel_i0(T x, bool scaled) {
   if (isnan(x)) return x;
   T ax = abs(x);
   if (ax <= T(8)) return scaled ? ew_i0_series(ax) * ew_exp(-ax) : ew_i0_series(ax);
-  T g = ew_div_rn(ew_i0_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
+  T g = cr_div_rn(ew_i0_asym(cr_div_rn(T(8), ax)), cr_sqrt_rn(ax));
   if (scaled) return g;
   return ew_exp_times(ax, g);
 }
@@ -194,7 +194,7 @@ T ew_bessel_i1(T x, bool scaled) {
     r = T(0.5) * ax * ew_i1_series(ax);
     if (scaled) r *= ew_exp(-ax);
   } else {
-    T g = ew_div_rn(ew_i1_asym(ew_div_rn(T(8), ax)), ew_sqrt_rn(ax));
+    T g = cr_div_rn(ew_i1_asym(cr_div_rn(T(8), ax)), cr_sqrt_rn(ax));
     r = scaled ? g : ew_exp_times(ax, g);
   }
   return (x < T(0)) ? -r : r;

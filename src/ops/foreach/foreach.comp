@@ -12,18 +12,18 @@ layout(push_constant) uniform Push { ForeachParams p; } pc;
 
 #if defined(DST_F64)
 #define T double
-#define SPLITTER 134217729.0lf  // 2^27 + 1
-#define RESIDUAL_MAX 1.0e150lf
-#define RESIDUAL_MIN 1.0e-140lf
+#define CR_SPLITTER 134217729.0lf  // 2^27 + 1
+#define CR_RESIDUAL_MAX 1.0e150lf
+#define CR_RESIDUAL_MIN 1.0e-140lf
 T load_val(uint64_t a) { return PF64(a).v; }
 bool sign_bit(T v) { return (doubleBitsToUint64(v) >> 63) != 0ul; }
 #define NAN_T uint64BitsToDouble(0x7FF8000000000000ul)
 #define INF_T uint64BitsToDouble(0x7FF0000000000000ul)
 #else
 #define T float
-#define SPLITTER 4097.0  // 2^12 + 1
-#define RESIDUAL_MAX 1.0e15
-#define RESIDUAL_MIN 1.0e-15
+#define CR_SPLITTER 4097.0  // 2^12 + 1
+#define CR_RESIDUAL_MAX 1.0e15
+#define CR_RESIDUAL_MIN 1.0e-15
 bool sign_bit(T v) { return (floatBitsToUint(v) >> 31) != 0u; }
 #define NAN_T uintBitsToFloat(0x7FC00000u)
 #define INF_T uintBitsToFloat(0x7F800000u)
@@ -53,42 +53,14 @@ T load_scalar_tensor(uint64_t a, uint dtype) {
   return T(PF32(a).v);
 }
 
-// Correctly rounded division and square root, as on the CPU: Vulkan allows 2.5 ulp, so one
-// residual step (the residual a - q * b exact by Dekker's product) corrects the driver's result.
-void split(T a, out T hi, out T lo) {
-  precise T c = SPLITTER * a;
-  precise T h = c - (c - a);
-  hi = h;
-  lo = a - h;
-}
-T residual(T a, T q, T b) {  // a - q * b
-  T qh, ql, bh, bl;
-  split(q, qh, ql);
-  split(b, bh, bl);
-  precise T prod = q * b;
-  precise T err = ((qh * bh - prod) + qh * bl + ql * bh) + ql * bl;
-  precise T r = (a - prod) - err;
-  return r;
-}
-bool residual_safe(T q, T b) {
-  T aq = abs(q), ab = abs(b);
-  return aq < RESIDUAL_MAX && ab < RESIDUAL_MAX && aq > RESIDUAL_MIN && ab > RESIDUAL_MIN;
-}
+#include "correct_rounding.glsl"  // the elementwise family's division and square root, as on the CPU
+
 T div_rn(T a, T b) {
   if (b == T(0)) {  // IEEE spelled out: Vulkan leaves x / 0 undefined
     if (a == T(0) || isnan(a)) return NAN_T;
     return (sign_bit(a) != sign_bit(b)) ? -INF_T : INF_T;
   }
-  T q = a / b;
-  if (!residual_safe(q, b)) return q;
-  precise T c = q + residual(a, q, b) / b;
-  return c;
-}
-T sqrt_rn(T x) {
-  T s = sqrt(x);
-  if (!residual_safe(s, s)) return s;
-  precise T c = s + residual(x, s, s) / (s + s);
-  return c;
+  return cr_div_rn(a, b);
 }
 
 T apply(T x, T y, T z, T s, T alpha) {
@@ -120,7 +92,7 @@ T apply(T x, T y, T z, T s, T alpha) {
     case VKML_FOREACH_ADDCDIV:
       return x + div_rn(s * y, z);
     case VKML_FOREACH_SQRT:
-      return sqrt_rn(x);
+      return cr_sqrt_rn(x);
     case VKML_FOREACH_NEG:
       return -x;
     case VKML_FOREACH_COPY:
