@@ -18,9 +18,13 @@ def probe(name, fn, *inputs):
     close = torch.isclose(got.double(), want.double(), rtol=rtol, atol=0, equal_nan=True)
     ok = bool(close.all())
     bad += not ok
-    print(f"{'ok ' if ok else 'BAD'} {name}: " + "; ".join(
-        f"[{i}] vkml {got[i].item():.7g} cpu {want[i].item():.7g} float64 {exact[i].item():.7g}"
-        for i in (~close).nonzero().flatten().tolist()[:6]))
+    print(
+        f"{'ok ' if ok else 'BAD'} {name}: "
+        + "; ".join(
+            f"[{i}] vkml {got[i].item():.7g} cpu {want[i].item():.7g} float64 {exact[i].item():.7g}"
+            for i in (~close).nonzero().flatten().tolist()[:6]
+        )
+    )
 
 
 f32 = lambda v: torch.tensor(v, dtype=torch.float32)  # noqa: E731

@@ -48,7 +48,8 @@ def _is_vkml(t: torch.Tensor) -> bool:
 class _Staging:
     """Host twins of the vkml tensors of one collective, and which twins go back where."""
 
-    def __init__(self) -> None:
+    def __init__(self, waiters: set[threading.Thread]) -> None:
+        self.waiters = waiters  # the group's threads waiting on Works that have no future
         self._writeback: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.keepalive: list[torch.Tensor] = []  # host inputs Gloo reads until it completes
 
@@ -137,8 +138,12 @@ def _staged_work(inner: dist.Work, staging: _Staging, result: list[torch.Tensor]
             done.set_result(finish())
         except Exception as e:  # noqa: BLE001  (handed to whoever waits)
             done.set_exception(e)
+        finally:
+            staging.waiters.discard(threading.current_thread())
 
-    threading.Thread(target=waiter, name="vkml-dist-wait", daemon=True).start()
+    thread = threading.Thread(target=waiter, name="vkml-dist-wait", daemon=True)
+    staging.waiters.add(thread)
+    thread.start()
     return _create_work_from_future(done)
 
 
@@ -184,6 +189,7 @@ class VkmlProcessGroup(ProcessGroup):
         inner._set_default_backend(ProcessGroup.BackendType.GLOO)
         inner._register_backend(torch.device("cpu"), ProcessGroup.BackendType.GLOO, gloo)
         self._inner: ProcessGroup | None = inner  # holds the only references to Gloo
+        self._waiters: set[threading.Thread] = set()
         self._group_name = ""
         self._group_desc = ""
         _live_groups.add(self)
@@ -222,11 +228,11 @@ class VkmlProcessGroup(ProcessGroup):
         elif not isinstance(opts, AllreduceOptions):  # allreduce(tensors, ReduceOp)
             op, opts = opts, AllreduceOptions()
             opts.reduceOp = op
-        s = _Staging()
+        s = _Staging(self._waiters)
         return _staged_work(self._gloo.allreduce(s.inouts(tensors), opts), s, tensors)
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         work = self._gloo.allreduce_coalesced(
             s.inouts(tensors), opts or AllreduceCoalescedOptions()
         )
@@ -234,7 +240,7 @@ class VkmlProcessGroup(ProcessGroup):
 
     def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
         opts = opts or ReduceOptions()
-        s = _Staging()
+        s = _Staging(self._waiters)
         if self.rank() == opts.rootRank:
             host = s.inouts(tensors)
         else:  # Gloo uses non-root tensors as scratch; the caller's must stay as they were
@@ -246,7 +252,7 @@ class VkmlProcessGroup(ProcessGroup):
     def reduce_scatter(
         self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_in = [s.inputs(lst) for lst in inputs]
         work = self._gloo.reduce_scatter(
             s.outputs(outputs), host_in, opts or ReduceScatterOptions()
@@ -256,7 +262,7 @@ class VkmlProcessGroup(ProcessGroup):
     def reduce_scatter_single(
         self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         (host_out,) = s.outputs([output])
         host_in = self._scattered_view(s.inputs([input])[0], output)
         work = self._gloo._reduce_scatter_base(host_out, host_in, opts or ReduceScatterOptions())
@@ -267,7 +273,7 @@ class VkmlProcessGroup(ProcessGroup):
     def reduce_scatter_single_coalesced(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_in = [
             self._scattered_view(h, o) for h, o in zip(s.inputs(inputs), outputs, strict=False)
         ]
@@ -286,7 +292,7 @@ class VkmlProcessGroup(ProcessGroup):
         elif isinstance(opts, int):  # broadcast(tensor, root)
             root, opts = opts, BroadcastOptions()
             opts.rootRank = root
-        s = _Staging()
+        s = _Staging(self._waiters)
         if self.rank() == opts.rootRank:  # the root's tensors do not change: no write-back
             host = s.inputs(tensors)
         else:
@@ -296,7 +302,7 @@ class VkmlProcessGroup(ProcessGroup):
     def allgather(
         self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_out = [s.outputs(lst) for lst in outputs]
         work = self._gloo.allgather(host_out, s.inputs(inputs), opts or AllgatherOptions())
         return _staged_work(work, s, [t for lst in outputs for t in lst])
@@ -304,7 +310,7 @@ class VkmlProcessGroup(ProcessGroup):
     def allgather_coalesced(
         self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_out = [s.outputs(lst) for lst in outputs]
         work = self._gloo.allgather_coalesced(
             host_out, s.inputs(inputs), opts or AllgatherOptions()
@@ -314,7 +320,7 @@ class VkmlProcessGroup(ProcessGroup):
     def all_gather_single(
         self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         (host_in,) = s.inputs([input])
         (host_out,) = s.outputs([output], [self._gathered_shape(output, input)])
         work = self._gloo._allgather_base(host_out, host_in, opts or AllgatherOptions())
@@ -325,7 +331,7 @@ class VkmlProcessGroup(ProcessGroup):
     def all_gather_single_coalesced(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         shapes = [self._gathered_shape(o, i) for o, i in zip(outputs, inputs, strict=False)]
         work = self._gloo.allgather_into_tensor_coalesced(
             s.outputs(outputs, shapes), s.inputs(inputs), opts or AllgatherOptions()
@@ -337,7 +343,7 @@ class VkmlProcessGroup(ProcessGroup):
     def gather(
         self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_out = [s.outputs(lst) for lst in outputs]
         work = self._gloo.gather(host_out, s.inputs(inputs), opts or GatherOptions())
         return _staged_work(work, s, [t for lst in outputs for t in lst])
@@ -345,7 +351,7 @@ class VkmlProcessGroup(ProcessGroup):
     def scatter(
         self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: Any = None
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         host_in = [s.inputs(lst) for lst in inputs]
         work = self._gloo.scatter(s.outputs(outputs), host_in, opts or ScatterOptions())
         return _staged_work(work, s, outputs)
@@ -359,7 +365,7 @@ class VkmlProcessGroup(ProcessGroup):
         input_split_sizes: list[int] | None,
         opts: Any = None,
     ) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         (host_out,), (host_in,) = s.outputs([output]), s.inputs([input])
         work = self._gloo.alltoall_base(
             host_out,
@@ -376,7 +382,7 @@ class VkmlProcessGroup(ProcessGroup):
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
     ) -> dist.Work:
         # As one flat all_to_all_single: Gloo (torch 2.11) has no list form of alltoall.
-        s = _Staging()
+        s = _Staging(self._waiters)
         flat_in = torch.cat([t.reshape(-1) for t in s.inputs(inputs)])
         flat_out = torch.empty(sum(t.numel() for t in outputs), dtype=flat_in.dtype)
         offset = 0
@@ -385,22 +391,25 @@ class VkmlProcessGroup(ProcessGroup):
             offset += t.numel()
         s.keepalive.append(flat_in)
         work = self._gloo.alltoall_base(
-            flat_out, flat_in, [t.numel() for t in outputs], [t.numel() for t in inputs],
+            flat_out,
+            flat_in,
+            [t.numel() for t in outputs],
+            [t.numel() for t in inputs],
             opts or AllToAllOptions(),
         )
         return _staged_work(work, s, outputs)
 
     # ---- point to point and barrier -----------------------------------------------------------
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         return _staged_work(self._gloo.send(s.inputs(tensors), dst, tag), s, tensors)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         return _staged_work(self._gloo.recv(s.outputs(tensors), src, tag), s, tensors)
 
     def recv_anysource(self, tensors: list[torch.Tensor], tag: int = 0) -> dist.Work:
-        s = _Staging()
+        s = _Staging(self._waiters)
         return _SourceRankWork(self._gloo.recv_anysource(s.outputs(tensors), tag), s)
 
     def barrier(self, opts: Any = None) -> dist.Work:
@@ -448,6 +457,10 @@ class VkmlProcessGroup(ProcessGroup):
         if inner is not None:
             stop(inner)
             del inner  # the last reference: ProcessGroupGloo's destructor (GIL released) joins
+        # Gloo's destructor has finished every Work, so the threads waiting on those without a
+        # future (send, recv, reduce-scatter) are about to end: join them for the same reason.
+        for thread in list(self._waiters):
+            thread.join()
 
 
 @atexit.register

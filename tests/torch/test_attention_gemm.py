@@ -181,6 +181,14 @@ def test_default_and_auto_paths_on_this_device(gen, fallback, monkeypatch):
         check(*results, torch.float32)
 
 
+def test_unknown_attention_mode_is_an_error(gen, monkeypatch):
+    """A misspelt VKML_ATTENTION names the accepted values instead of silently picking a path."""
+    q, k, v, mask, kw = make_inputs((1, 2, 2, 5, 7, 8, 8, False, None), torch.float32, gen)
+    monkeypatch.setenv("VKML_ATTENTION", "gemm_backward")
+    with pytest.raises((ValueError, RuntimeError), match="auto, fused, gemm, gemm-backward"):
+        run_sdpa(q, k, v, mask, **kw)
+
+
 def test_nan_propagates_like_the_fused_kernels(gen, monkeypatch):
     """A NaN in a query poisons that query's row; one in a key every row that reads it."""
     q, k, v, _, _ = make_inputs((1, 2, 2, 5, 7, 8, 8, False, None), torch.float32, gen)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import dist_worker as w
@@ -88,19 +89,36 @@ def test_init_process_group_backend_strings(tmp_path, backend):
         dist.destroy_process_group()
 
 
+def gloo_workers() -> int:
+    """Gloo's worker threads in this process (two per group, named by PyTorch)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            names.append(Path(f"/proc/self/task/{task}/comm").read_text().strip())
+        except OSError:  # the thread ended meanwhile
+            pass
+    return names.count("pt_gloo_runloop")
+
+
 def test_destroy_joins_gloo_threads(tmp_path):
     """destroy_process_group() joins Gloo's worker threads at once. Left to interpreter exit, a
     worker still releasing a Python callback after finalisation began aborted the process
     ("terminate called without an active exception", 1 torchrun exit in ~30 on 2 cores)."""
-    dist.init_process_group("vkml", init_method=f"file://{tmp_path / 'store'}", rank=0,
-                            world_size=1)
+    dist.init_process_group(
+        "vkml", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
     group = dist.group.WORLD
     t = torch.randn(7, device="vkml")
     dist.all_reduce(t)
-    threads = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
-    before = threads()
+    before = gloo_workers()
+    # Gloo's reduce-scatter Work has no future: a Python thread waits on it, left unwaited here.
+    src = torch.randn(6, generator=torch.Generator().manual_seed(3))
+    out = torch.empty(6, device="vkml")
+    dist.reduce_scatter_single(out, src.to("vkml"), async_op=True)
     dist.destroy_process_group()
-    assert threads() <= before - 2, "Gloo's worker threads outlived destroy_process_group()"
+    assert before >= 2 and gloo_workers() == before - 2, "Gloo's workers outlived destroy"
+    assert not [w for w in threading.enumerate() if w.name == "vkml-dist-wait"]
+    assert torch.equal(out.cpu(), src)  # one rank: the sum is the input
     with pytest.raises(RuntimeError, match="after destroy_process_group"):
         group.allreduce([t])
 

@@ -11,6 +11,7 @@
 
 #include "ops/nn_util.h"
 #include "vkml/device.h"
+#include "vkml/errors.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops::attention_gemm {
@@ -149,6 +150,10 @@ bool applies(const Device& dev, const AttentionParams& p, bool backward) {
   // "auto" by default: on the H200 it took a ViT-B/16 step from 367 to 274 ms, GPT-2 from 180
   // to 146 ms. "fused" keeps the fused kernels everywhere.
   const std::string mode = env && *env ? env : "auto";
+  if (mode != "auto" && mode != "fused" && mode != "gemm" && mode != "gemm-backward") {
+    throw InvalidArgument("vkml: VKML_ATTENTION=" + mode +
+                          " is not one of auto, fused, gemm, gemm-backward");
+  }
   const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
   if (!forced && mode != "auto") return false;
   if (mode == "auto" && (dev.caps().kind == DeviceKind::kCpu || p.kv_len > kMaxKvLen)) {
