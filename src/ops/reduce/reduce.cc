@@ -181,12 +181,8 @@ void set_layout(ReduceParams* p, const ReducePlan& plan, int64_t nred) {
 // Adjacent outputs per thread in the column layout: one 16-byte load of src (reduce_io.glsl's
 // load_cols); 0 for the 1-byte types (sixteen per load), which keep one output per thread.
 uint32_t column_width(DType src) {
-  switch (src) {
-    case DType::kF16: case DType::kBF16: case DType::kI16: return 8;
-    case DType::kF32: case DType::kI32: return 4;
-    case DType::kF64: case DType::kI64: return 2;
-    default: return 0;
-  }
+  const size_t es = dtype_size(src);
+  return es >= 2 ? static_cast<uint32_t>(16 / es) : 0;
 }
 
 // Elements per 16-byte load for the VEC mode, or 0: f32/f16/bf16 src reduced along one dim of
