@@ -138,10 +138,13 @@ def _staged_work(inner: dist.Work, staging: _Staging, result: list[torch.Tensor]
             done.set_result(finish())
         except Exception as e:  # noqa: BLE001  (handed to whoever waits)
             done.set_exception(e)
-        finally:
-            staging.waiters.discard(threading.current_thread())
 
     thread = threading.Thread(target=waiter, name="vkml-dist-wait", daemon=True)
+    # A waiter stays in the set until it has truly ended (a thread removing itself is still alive
+    # for a moment after, which destroy would miss); finished ones are pruned as new ones start.
+    for other in list(staging.waiters):  # a snapshot: other threads may add meanwhile
+        if not other.is_alive():
+            staging.waiters.discard(other)
     staging.waiters.add(thread)
     thread.start()
     return _create_work_from_future(done)
