@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "float_buffers.h"
+#include "ops/conv/conv_igemm.h"
 #include "vkml/conv.h"
 #include "vkml/errors.h"
+#include "vkml/profiling.h"
 
 namespace vkml::testing {
 
@@ -109,9 +111,19 @@ double rel_error(const HostFloats& got, const std::vector<double>& ref) {
 
 class ConvTest : public DeviceTest {
  protected:
+  // run_once under both fp32 algorithms (VKML_CONV), whatever the device's default.
+  void run(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
+    for (const char* mode : {"im2col", "implicit"}) {
+      setenv("VKML_CONV", mode, 1);
+      run_once(g, t, workspace, channels_last);
+      if (t != DType::kF32) break;  // the implicit GEMM is fp32 only
+    }
+    unsetenv("VKML_CONV");
+  }
+
   // Runs forward, data, weight and bias passes of one geometry; checks each against the
   // reference. x can be given channels-last strides (2-D only).
-  void run(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
+  void run_once(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
     ConvData d(g, t);
     d.c.workspace_limit = workspace;
     const ConvDesc& c = d.c;
@@ -154,7 +166,8 @@ class ConvTest : public DeviceTest {
     d.y.upload(dev(), by.address), d.b.upload(dev(), bb.address);
     const double tol = rel_tolerance(t);
     auto name = [&](const char* pass) {
-      return std::string(pass) + " " + std::string(dtype_name(t)) +
+      const char* mode = std::getenv("VKML_CONV");
+      return std::string(pass) + " " + std::string(dtype_name(t)) + " " + (mode ? mode : "") +
              " spatial=" + std::to_string(g.spatial) + " groups=" + std::to_string(g.groups);
     };
 
@@ -221,6 +234,44 @@ TEST_F(ConvTest, EveryDtype) {
     run(k2d, t);
     run({2, 2, 4, 4, 4, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);  // depthwise
   }
+}
+
+// VKML_CONV=implicit: the forward and the stride-1 input gradient run as one implicit GEMM each
+// (no im2col / col2im), over tiles left partly empty in m, n and k, groups, 1-D to 3-D,
+// channels-last input and a chunk-sized workspace that must not matter.
+TEST_F(ConvTest, ImplicitGemm) {
+  setenv("VKML_CONV", "implicit", 1);
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  run_once({2, 3, 20, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+  run_once({2, 2, 4, 6, 2, {6, 5}, {3, 2}, {1, 1}, {2, 0}, {2, 1}}, DType::kF32, 64, true);
+  run_once({1, 2, 3, 5, 1, {9}, {4}, {1}, {2}, {2}}, DType::kF32);
+  run_once({3, 2, 3, 4, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, DType::kF32);
+  auto times = kernel_times(dev().stream(), true);
+  EXPECT_EQ(times["conv_igemm_f32"].count, 8u) << "forward and input gradient of 4 geometries";
+  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 4u);
+  EXPECT_EQ(times.count("conv_col2im_f32") + times.count("conv_im2col_rows_u32"), 0u);
+  run_once(k2d, DType::kF32);  // stride 2: the forward is implicit, the input gradient uses col2im
+  times = kernel_times(dev().stream(), true);
+  EXPECT_EQ(times["conv_igemm_f32"].count, 1u);
+  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
+  EXPECT_EQ(times["conv_col2im_f32"].count, 1u);
+  // K = 2 samples x 576 positions: the weight gradient splits K, summed by a second pass.
+  run_once({2, 2, 3, 4, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+  times = kernel_times(dev().stream(), true);
+  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
+  EXPECT_EQ(times["gemm_splitk_reduce_f32"].count, 1u);
+  set_profiling(dev().stream(), false);
+  unsetenv("VKML_CONV");  // the default: implicit on CPU devices (lavapipe), im2col on GPUs
+  EXPECT_EQ(ops::conv_implicit_requested(dev().caps()), dev().caps().kind == DeviceKind::kCpu);
+  setenv("VKML_CONV", "im2col-typo", 1);
+  ConvData d(k2d, DType::kF32);
+  DeviceBuffer buf(dev(), 1 << 16);
+  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
+                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
+                                 desc(buf.address + 8192, DType::kF32, d.ys)),
+               InvalidArgument);
+  unsetenv("VKML_CONV");
 }
 
 TEST_F(ConvTest, RejectsInconsistentGeometry) {

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_vkml
+import torch_vkml.profiler
 
 TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-10}
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
@@ -79,15 +80,49 @@ def run_case(size, cin, cout, kernel, kw, dtype, transposed, gen, bias=True, lay
         assert rel_err(got.grad, want.grad) <= tol, f"grad {name}"
 
 
+@pytest.fixture(params=["im2col", "implicit"])
+def conv_mode(request, monkeypatch):
+    """Both fp32 algorithms, whatever the device's default (VKML_CONV)."""
+    monkeypatch.setenv("VKML_CONV", request.param)
+    return request.param
+
+
+def run_counting_igemm(case, transposed, gen):
+    """run_case in fp32; returns how many implicit-GEMM passes ran (forward-style, weight
+    gradient)."""
+    torch_vkml.profiler.enable()
+    try:
+        torch_vkml.profiler.kernel_times(reset=True)
+        run_case(*case, torch.float32, transposed, gen)
+        ran = torch_vkml.profiler.kernel_times(reset=True)
+    finally:
+        torch_vkml.profiler.disable()
+    return tuple(ran.get(k, (0, 0))[0] for k in ("conv_igemm_f32", "conv_igemm_wgrad_f32"))
+
+
+def expected_igemm_passes(case, transposed, mode):
+    """A convolution's forward and, at stride 1, its input gradient gather straight from the
+    tensors; for a transposed one the same two passes swap roles. The weight gradient is one more.
+    Depthwise convolutions have their own kernels, and 1x1 ones are plain GEMMs but for the
+    weight gradient."""
+    size, cin, cout, kernel, kw = case
+    groups = kw.get("groups", 1)
+    if mode != "implicit" or (groups > 1 and groups == (cout if transposed else cin)):
+        return 0, 0
+    if all(k == 1 for k in kernel):
+        return 0, 1
+    return 1 + (kw.get("stride", 1) in (1, (1,) * len(size))), 1
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0])}d-{c[4]}")
-def test_conv_forward_and_gradients(case, gen, fallback):
-    run_case(*case, torch.float32, False, gen)
+def test_conv_forward_and_gradients(case, gen, fallback, conv_mode):
+    assert run_counting_igemm(case, False, gen) == expected_igemm_passes(case, False, conv_mode)
     assert torch_vkml.fallback_stats() == {}
 
 
 @pytest.mark.parametrize("case", CASES_T, ids=lambda c: f"{len(c[0])}d-{c[4]}")
-def test_conv_transpose_forward_and_gradients(case, gen, fallback):
-    run_case(*case, torch.float32, True, gen)
+def test_conv_transpose_forward_and_gradients(case, gen, fallback, conv_mode):
+    assert run_counting_igemm(case, True, gen) == expected_igemm_passes(case, True, conv_mode)
     assert torch_vkml.fallback_stats() == {}
 
 
@@ -102,10 +137,17 @@ def test_half_and_double(dtype, gen):
 
 
 @pytest.mark.parametrize("layout", ["channels_last", "sliced"])
-def test_strided_inputs_and_no_bias(layout, gen, fallback):
+def test_strided_inputs_and_no_bias(layout, gen, fallback, conv_mode):
     run_case(*CASES[2], torch.float32, False, gen, bias=False, layout=layout)
     run_case(*CASES_T[1], torch.float32, True, gen, bias=False, layout=layout)
     assert torch_vkml.fallback_stats() == {}
+
+
+def test_unknown_conv_mode_raises(monkeypatch):
+    monkeypatch.setenv("VKML_CONV", "implict")
+    x, w = torch.randn(1, 2, 5, 5, device="vkml"), torch.randn(3, 2, 3, 3, device="vkml")
+    with pytest.raises(ValueError, match="implicit, im2col"):
+        F.conv2d(x, w)
 
 
 def test_module(gen, fallback):

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/conv/conv_igemm.h"
 #include "ops/conv/conv_params.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
@@ -205,6 +206,81 @@ void check_tensor(const TensorDesc& t, const ConvDesc& c, const char* what,
   }
 }
 
+// The forward pass as one implicit GEMM (VKML_CONV=implicit); false where it does not apply.
+bool implicit_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                      const TensorDesc* bias, const TensorDesc& y) {
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  IgemmPass pass;
+  pass.src = &x, pass.dst = &y, pass.bias = bias;
+  pass.m = cog, pass.src_group_channels = cig;
+  pass.src_size = c.in_size, pass.pos_size = c.out_size;
+  for (int i = 0; i < c.spatial; ++i) {
+    pass.mul[i] = c.stride[i], pass.kmul[i] = c.dilation[i], pass.add[i] = -c.padding[i];
+  }
+  const int64_t w_k = flat_stride(w, 1);  // a dense copy (unit stride) where dims 1.. do not merge
+  pass.a = mview(w.address, w.strides[0], w_k >= 0 ? w_k : 1, cog * w.strides[0], 0);
+  if (!igemm_fits(dev, c, pass)) return false;
+  std::unique_ptr<Scratch> w_copy;
+  TensorDesc wf = flattenable(dev, w, 1, w_copy);
+  pass.a = mview(wf.address, wf.strides[0], flat_stride(wf, 1), cog * wf.strides[0], 0);
+  igemm_run(dev, c, pass);
+  return true;
+}
+
+// The input gradient of a stride-1 convolution as one implicit GEMM over the output gradient,
+// with the weight re-laid as [group][C_in/g][C_out/g * taps]; false where it does not apply.
+bool implicit_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
+                            const TensorDesc& w, const TensorDesc* bias, const TensorDesc& gx) {
+  for (int i = 0; i < c.spatial; ++i) {
+    if (c.stride[i] != 1) return false;  // other strides would gather mostly zeros
+  }
+  const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
+  const int64_t kv = volume(c.kernel, c.spatial);
+  IgemmPass pass;
+  pass.src = &gy, pass.dst = &gx, pass.bias = bias;
+  pass.m = cig, pass.src_group_channels = cog;
+  pass.src_size = c.out_size, pass.pos_size = c.in_size;
+  for (int i = 0; i < c.spatial; ++i) {
+    pass.mul[i] = 1, pass.kmul[i] = -c.dilation[i], pass.add[i] = c.padding[i];
+  }
+  pass.a = mview(0, cog * kv, 1, cig * cog * kv, 0);
+  if (!igemm_fits(dev, c, pass)) return false;
+  Scratch wt(dev, static_cast<uint64_t>(w.numel()) * dtype_size(w.dtype));
+  TensorDesc view = w;  // [group][C_in/g][C_out/g][taps] of w
+  view.sizes = {c.groups, cig, cog};
+  view.strides = {cog * w.strides[0], w.strides[1], w.strides[0]};
+  for (int i = 0; i < c.spatial; ++i) {
+    view.sizes.push_back(c.kernel[i]);
+    view.strides.push_back(w.strides[2 + i]);
+  }
+  copy(dev, dense(wt.address, w.dtype, view.sizes), view);
+  pass.a.address = wt.address;
+  igemm_run(dev, c, pass);
+  return true;
+}
+
+// The weight gradient as one implicit GEMM over (sample, position); false where it does not apply.
+bool implicit_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x,
+                              const TensorDesc& gy, const TensorDesc& gw) {
+  IgemmPass pass;
+  pass.src = &x, pass.dst = &gy;
+  pass.m = c.out_channels / c.groups, pass.src_group_channels = c.in_channels / c.groups;
+  pass.src_size = c.in_size, pass.pos_size = c.out_size;
+  for (int i = 0; i < c.spatial; ++i) {
+    pass.mul[i] = c.stride[i], pass.kmul[i] = c.dilation[i], pass.add[i] = -c.padding[i];
+  }
+  if (!igemm_wgrad_fits(dev, c, pass)) return false;
+  std::unique_ptr<Scratch> gw_tmp;
+  TensorDesc target = gw;
+  if (flat_stride(gw, 1) < 0) {
+    gw_tmp = std::make_unique<Scratch>(dev, static_cast<uint64_t>(gw.numel()) * 4);
+    target = dense(gw_tmp->address, gw.dtype, gw.sizes);
+  }
+  igemm_wgrad_run(dev, c, pass, target, flat_stride(target, 1));
+  if (gw_tmp) copy(dev, gw, target);
+  return true;
+}
+
 }  // namespace
 
 ConvAlgo choose_conv_algo(const ConvDesc& c) {
@@ -278,6 +354,10 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
     return;
   }
 
+  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev.caps()) &&
+      implicit_forward(dev, c, x, w, bias, y)) {
+    return;
+  }
   std::unique_ptr<Scratch> w_copy, y_tmp;
   TensorDesc wf = flattenable(dev, w, 1, w_copy);
   const int64_t w_k = flat_stride(wf, 1);
@@ -367,6 +447,10 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
     return;
   }
 
+  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev.caps()) &&
+      implicit_backward_data(dev, c, gy, w, bias, gx)) {
+    return;
+  }
   std::unique_ptr<Scratch> w_copy, gy_copy, gx_tmp;
   TensorDesc wf = flattenable(dev, w, 1, w_copy);
   const int64_t w_k = flat_stride(wf, 1);
@@ -438,6 +522,7 @@ void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, c
     return;
   }
 
+  if (conv_implicit_requested(dev.caps()) && implicit_backward_weight(dev, c, x, gy, gw)) return;
   const int64_t kc = cig * kv;
   const uint64_t es = dtype_size(c.dtype);
   // Per sample: the im2col columns plus gy re-laid as [C_out][batch][P] (the GEMM's K).

@@ -18,9 +18,16 @@
 // SIMT_NAMED_ACC (gemm_simtn): the accumulators are four named mat4 blocks indexed by constants
 // instead of an array that only the driver's loop unrolling turns into registers (thread tiles
 // of 4 or 8). On the H200 every 8x8 thread tile of the array form ran 10x slower than 8x4.
+// CONV_IMPLICIT (conv_igemm_f32): an implicit-GEMM convolution; B is gathered from the source
+// tensor and C stored into the destination by the hooks in conv_igemm.glsl (named accumulators).
+// CONV_WGRAD (conv_igemm_wgrad_f32): a weight gradient; A is gathered from the output gradient and
+// B from the input, k walking (sample, position); C and split-K are the GEMM's.
 #include "vkml_common.glsl"
 #include "gemm_params.h"
 #include "gemm_types.glsl"
+#if defined(CONV_IMPLICIT) || defined(CONV_WGRAD)
+#include "conv_igemm.glsl"
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
@@ -38,7 +45,13 @@ layout(constant_id = 11) const bool B_VEC = false;  // 16-byte loads of B along 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SimtV4 { vec4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer SimtW4 { vec4 v; };
 
+#if defined(CONV_IMPLICIT)
+layout(push_constant) uniform Push { ConvGemmParams p; } pc;
+#elif defined(CONV_WGRAD)
+layout(push_constant) uniform Push { GemmParams p; ConvGemmParams q; } pc;
+#else
 layout(push_constant) uniform Push { GemmParams p; } pc;
+#endif
 
 const uint LANES_M = WM / TM;  // lanes of a warp tile along m and n
 const uint LANES_N = WN / TN;
@@ -67,11 +80,26 @@ uvec2 b_unit(uint l) {
 }
 
 void main() {
+#ifdef CONV_IMPLICIT
+  ConvGemmParams p = pc.p;
+  const GemmOperand A = p.a;
+  const int64_t M = p.m, N = p.n, K = p.k, nb1 = 1;
+  const int64_t nbatch = p.groups;
+  const ConvGather cg = load_conv_gather(p);
+  const bool conv_bias = (p.flags & VKML_CONV_HAS_BIAS) != 0u;
+#else
   GemmParams p = pc.p;
   const GemmOperand A = p.a, B = p.b;
   const int64_t M = p.m, N = p.n, K = p.k, nb1 = p.batch1;
   const int64_t nbatch = p.batch0 * nb1;
   const Epilogue epi = load_epilogue(p);
+#endif
+#ifdef CONV_WGRAD
+  ConvGemmParams cq = pc.q;  // src: the input, dst: the output gradient (positions walk it)
+  const ConvGather cg = load_conv_gather(cq);
+  int w_chan[B_UNITS * 4];  // per B element (a column: channel, tap): channel offset, tap shift
+  ivec3 w_shift[B_UNITS * 4];
+#endif
   const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
   const uint tid = gl_LocalInvocationID.x;
   const uint warp = tid / WARP, lane = tid % WARP;
@@ -79,6 +107,14 @@ void main() {
   // First vector this thread reads in a shared row of A and of B.
   const uint a_rd = (warp / WARPS_N) * (WM / 4) + lr;
   const uint b_rd = (warp % WARPS_N) * (WN / 4) + lc;
+#ifdef CONV_IMPLICIT
+  const uint splits = 1u;
+  const int64_t k_chunk = K;
+  const int a_elem = int(A.row) * 4;
+  const int64_t a_kstep = int64_t(BK) * A.col * 4;
+  uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
+  ivec3 g_at[B_UNITS * 4];
+#else
   const uint splits = max(p.splits, 1u);
   const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
   const uint64_t partial = p.partial;
@@ -89,6 +125,7 @@ void main() {
   // Byte strides, 32-bit (bounded by the plan): between the 4 elements of a unit, and per K step.
   const int a_elem = int(A.row) * 4, b_elem = int(B.col) * 4;
   const int64_t a_kstep = int64_t(BK) * A.col * 4, b_kstep = int64_t(BK) * B.row * 4;
+#endif
 
   int a_off[A_UNITS], b_off[B_UNITS];  // byte offset of each unit's first element in the tile
   uint a_rows[A_UNITS], b_cols[B_UNITS];  // elements of each unit inside the matrix (0..4)
@@ -104,10 +141,12 @@ void main() {
     const uvec2 q = a_unit(l);
     a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * 4;
   }
+#ifndef CONV_IMPLICIT
   [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
     const uvec2 q = b_unit(l);
     b_off[l] = int(q.x) * int(B.row) * 4 + int(q.y * 4) * b_elem;
   }
+#endif
 
   for (int64_t zs = gl_WorkGroupID.z; zs < nbatch * splits; zs += gl_NumWorkGroups.z) {
     const int64_t z = zs / splits, slice = zs % splits;
@@ -120,7 +159,23 @@ void main() {
         const int64_t row0 = tm * BM, col0 = tn * BN;
         // Start of the current K tile of each operand; advanced by a whole tile per step.
         uint64_t a_next = elem_addr(A, b0, b1, row0, k_begin, 4);
+#ifdef CONV_IMPLICIT
+        [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+          [[unroll]] for (uint e = 0; e < 4; ++e) {
+            conv_column(p, cg, b0, col0 + b_unit(l).y * 4 + e, g_base[l * 4 + e], g_at[l * 4 + e]);
+          }
+        }
+#else
         uint64_t b_next = elem_addr(B, b0, b1, k_begin, col0, 4);
+#endif
+#ifdef CONV_WGRAD
+        [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+          [[unroll]] for (uint e = 0; e < 4; ++e) {
+            const int64_t j = col0 + b_unit(l).y * 4 + e;
+            w_shift[l * 4 + e] = j < N ? conv_tap(cg, uint(j), w_chan[l * 4 + e]) : ivec3(CONV_NOWHERE);
+          }
+        }
+#endif
         const uint m_left = uint(min(M - row0, int64_t(BM))), n_left = uint(min(N - col0, int64_t(BN)));
         [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
           a_rows[l] = uint(clamp(int(m_left) - int(a_unit(l).y * 4), 0, 4));
@@ -134,10 +189,38 @@ void main() {
         [[unroll]] for (uint i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0);
 #endif
 
-        // Fetches the K tile at a_next / b_next (k offset kbase in the slice) into registers;
-        // elements outside the matrices read as zero.
-        #define FETCH(kbase)                                                                  \
-          {                                                                                   \
+#ifdef CONV_WGRAD
+        // Every unit of a thread has the same k (threads walk k in both tiles): one decode of
+        // (smp, position) per step serves A's and B's elements.
+        #define FETCH_A(kbase)                                                                \
+            const uint kq = (kbase) + gl_LocalInvocationID.x % BK;                            \
+            const bool kin = kq < klen;                                                       \
+            const int kg = int(k_begin) + int(kq);                                            \
+            const int smp = kg / cg.positions;                                             \
+            const ivec3 o = conv_position(cg, kg - smp * cg.positions);                    \
+            const int o_off = o.x * cg.dst_sp.x + o.y * cg.dst_sp.y + o.z * cg.dst_sp.z;      \
+            const uint64_t dy_at =                                                            \
+                cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * 4);      \
+            [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
+              [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
+                const int64_t m = row0 + a_unit(l).y * 4 + j;                                 \
+                ra[l][j] = kin && m < M ? PF32(dy_at + uint64_t(m * cq.dst_c * 4)).v : 0.0;   \
+              }                                                                               \
+            }
+        #define FETCH_B(kbase)                                                                \
+            const ivec3 x_at = o * cg.mul + cg.add;                                           \
+            const uint64_t x_base = cq.src +                                                  \
+                uint64_t((smp * cq.src_n + b0 * cq.src_group_channels * int64_t(cg.src_c)) * 4); \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
+                rb[l][j] = kin ? conv_gather(cg, x_base, x_at, w_shift[l * 4 + j],            \
+                                             w_chan[l * 4 + j]) : 0.0;                        \
+              }                                                                               \
+            }
+        #define ADVANCE_A
+        #define ADVANCE_B
+#else
+        #define FETCH_A(kbase)                                                                \
             [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
               const bool kin = (kbase) + a_unit(l).x < klen;                                  \
               const uint64_t at = a_next + uint64_t(int64_t(a_off[l]));                       \
@@ -149,7 +232,24 @@ void main() {
                                  ? PF32(at + uint64_t(int64_t(int(j) * a_elem))).v : 0.0;     \
                 }                                                                             \
               }                                                                               \
-            }                                                                                 \
+            }
+        #define ADVANCE_A a_next += uint64_t(a_kstep);
+#endif
+#if defined(CONV_IMPLICIT)
+        // One tap decode per unit; its 4 columns differ only in sample and position.
+        #define FETCH_B(kbase)                                                                \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              const uint kq = (kbase) + b_unit(l).x;                                          \
+              int chan_off;                                                                   \
+              const ivec3 shift = conv_tap(cg, kq, chan_off);                                 \
+              [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
+                rb[l][j] = kq < klen ? conv_gather(cg, g_base[l * 4 + j], g_at[l * 4 + j],     \
+                                                   shift, chan_off) : 0.0;                    \
+              }                                                                               \
+            }
+        #define ADVANCE_B
+#elif !defined(CONV_WGRAD)
+        #define FETCH_B(kbase)                                                                \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               const bool kin = (kbase) + b_unit(l).x < klen;                                  \
               const uint64_t at = b_next + uint64_t(int64_t(b_off[l]));                       \
@@ -161,9 +261,17 @@ void main() {
                                  ? PF32(at + uint64_t(int64_t(int(j) * b_elem))).v : 0.0;     \
                 }                                                                             \
               }                                                                               \
-            }                                                                                 \
-            a_next += uint64_t(a_kstep);                                                      \
-            b_next += uint64_t(b_kstep);                                                      \
+            }
+        #define ADVANCE_B b_next += uint64_t(b_kstep);
+#endif
+        // Fetches the K tile at a_next / b_next (k offset kbase in the slice) into registers;
+        // elements outside the matrices read as zero.
+        #define FETCH(kbase)                                                                  \
+          {                                                                                   \
+            FETCH_A(kbase)                                                                    \
+            FETCH_B(kbase)                                                                    \
+            ADVANCE_A                                                                         \
+            ADVANCE_B                                                                         \
           }
         #define STASH(stage)                                                                  \
           {                                                                                   \
@@ -224,6 +332,30 @@ void main() {
           barrier();  // also orders the last reads before the next tile's first stores
         }
 
+#ifdef CONV_IMPLICIT
+        // This thread's columns: their destination addresses (channel 0), or -1 past N.
+        int64_t out_at[TN];
+        [[unroll]] for (uint jj = 0; jj < TN / 4; ++jj) {
+          [[unroll]] for (uint e = 0; e < 4; ++e) {
+            out_at[jj * 4 + e] = conv_out_address(p, cg, col0 + (b_rd + jj * LANES_N) * 4 + e);
+          }
+        }
+        // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias.
+        #define STORE4(i, r, j, val)                                                            \
+          {                                                                                   \
+            const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
+            if (row < M) {                                                                    \
+              const int64_t ch = b0 * M + row;                                                \
+              const float add =                                                               \
+                  conv_bias ? PF32(p.bias + uint64_t(ch * p.bias_stride * 4)).v : 0.0;        \
+              const uint64_t chan = uint64_t(ch * p.dst_c * 4);                               \
+              [[unroll]] for (uint e = 0; e < 4; ++e) {                                       \
+                const int64_t at = out_at[(j) * 4 + e];                                       \
+                if (at >= 0) PF32(uint64_t(at) + chan).v = val[e] + add;                      \
+              }                                                                               \
+            }                                                                                 \
+          }
+#else
         // Stores row r of block (i, j) of the thread tile: 4 columns of C (or of a split-K slice).
         #define STORE4(i, r, j, val)                                                            \
           {                                                                                   \
@@ -250,6 +382,7 @@ void main() {
               }                                                                               \
             }                                                                                 \
           }
+#endif
 #ifdef SIMT_NAMED_ACC
         #define STORE_BLOCK(c, i, j) \
           { STORE4(i, 0, j, c[0]) STORE4(i, 1, j, c[1]) STORE4(i, 2, j, c[2]) STORE4(i, 3, j, c[3]) }

@@ -1,0 +1,238 @@
+// Implicit-GEMM convolution: gemm_simt.comp's SIMT tiles with B gathered straight from the source
+// tensor and C stored into the destination, so no im2col matrix is written or read, and every
+// sample's positions form one GEMM (a 4x4 output no longer fills a 64-wide tile alone).
+#include "ops/conv/conv_igemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "ops/conv/conv_igemm_params.h"
+#include "ops/conv/conv_params.h"
+#include "vkml/errors.h"
+
+namespace vkml::ops {
+
+namespace {
+
+constexpr const char* kShader = "conv_igemm_f32";
+constexpr const char* kWgradShader = "conv_igemm_wgrad_f32";
+constexpr int64_t kOffsetLimit = int64_t{1} << 31;
+constexpr int64_t kTapLimit = int64_t{1} << 29;  // conv_igemm.glsl's CONV_NOWHERE margin
+
+// Block BM x BN x BK, warp tile WM x WN, thread tile TM x TN (named accumulators: 4 or 8).
+struct IgemmTile {
+  uint32_t bm, bn, bk, wm, wn, tm, tn;
+  uint32_t threads() const { return (bm / tm) * (bn / tn); }
+  uint32_t shared_bytes() const { return 2 * bk * ((bm / 4 + 1) + bn / 4) * 16; }
+};
+// gemm_plan's SIMT tiles: the large one while it still gives enough blocks, else the small one.
+constexpr IgemmTile kLarge{128, 64, 16, 32, 64, 8, 8};
+constexpr IgemmTile kSmall{64, 64, 16, 32, 32, 8, 4};
+
+bool tile_ok(const IgemmTile& t, const DeviceCaps& caps) {
+  return t.threads() <= caps.max_workgroup_invocations && t.shared_bytes() <= caps.max_shared_memory;
+}
+
+// The spatial strides of t as three dims (leading ones 0), as the shader sees them.
+void spatial_strides(const TensorDesc& t, int spatial, int64_t out[3]) {
+  for (int i = 0; i < 3; ++i) out[i] = 0;
+  for (int i = 0; i < spatial; ++i) out[3 - spatial + i] = t.strides[2 + i];
+}
+
+bool fits_i32(int64_t v) { return v >= 0 && v < kOffsetLimit; }
+
+// The large tile while it still gives enough blocks to fill the device and m fills more than
+// the small one's rows (a 3-channel input gradient would leave 125 of 128 rows idle), else the
+// small one.
+IgemmTile choose_tile(const DeviceCaps& caps, int64_t m, int64_t n, int64_t groups) {
+  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const int64_t large = ((m + kLarge.bm - 1) / kLarge.bm) * ((n + kLarge.bn - 1) / kLarge.bn);
+  if (!tile_ok(kSmall, caps)) return kLarge;  // igemm_fits checked that one of them fits
+  const bool use_large =
+      tile_ok(kLarge, caps) && m > kSmall.bm && large * groups >= min_blocks;
+  return use_large ? kLarge : kSmall;
+}
+
+uint32_t grid(int64_t n, uint32_t limit) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(n, 1, limit));
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+bool conv_implicit_requested(const DeviceCaps& caps) {
+  const char* env = std::getenv("VKML_CONV");
+  if (!env || !*env) return caps.kind == DeviceKind::kCpu;
+  const std::string mode(env);
+  if (mode == "implicit") return true;
+  if (mode == "im2col") return false;
+  throw InvalidArgument("vkml: VKML_CONV=" + mode + " is not one of: implicit, im2col");
+}
+
+bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
+  const DeviceCaps& caps = dev.caps();
+  if (c.dtype != DType::kF32 || !has_shader(kShader)) return false;
+  if (!tile_ok(kLarge, caps) && !tile_ok(kSmall, caps)) return false;
+  const TensorDesc &src = *pass.src, &dst = *pass.dst;
+  for (const TensorDesc* t : {&src, &dst}) {
+    for (int64_t s : t->strides) {
+      if (s < 0) return false;
+    }
+  }
+  // Offsets within one sample's group of channels are 32-bit in the gather.
+  int64_t span = (pass.src_group_channels - 1) * src.strides[1];
+  for (int i = 0; i < c.spatial; ++i) span += (pass.src_size[i] - 1) * src.strides[2 + i];
+  if (!fits_i32(span) || !fits_i32(src.strides[1])) return false;
+  for (int i = 0; i < c.spatial; ++i) {
+    if (!fits_i32(src.strides[2 + i]) || !fits_i32(dst.strides[2 + i])) return false;
+    if (std::abs(pass.kmul[i]) * (c.kernel[i] - 1) >= kTapLimit) return false;
+    if (std::abs(pass.add[i]) + (pass.pos_size[i] - 1) * pass.mul[i] >= kTapLimit) return false;
+  }
+  int64_t positions = 1, kv = 1;
+  for (int i = 0; i < c.spatial; ++i) positions *= pass.pos_size[i], kv *= c.kernel[i];
+  if (positions >= kOffsetLimit || pass.src_group_channels * kv >= kOffsetLimit) return false;
+  // gemm_simt's K loop keeps A's offsets within a tile in 32 bits.
+  const int64_t a_span =
+      (kLarge.bm * std::abs(pass.a.row_stride) + kLarge.bk * std::abs(pass.a.col_stride)) * 4;
+  return a_span < kOffsetLimit;
+}
+
+namespace {
+
+// The pass's geometry as the shader reads it.
+ConvGemmParams conv_gemm_params(const ConvDesc& c, const IgemmPass& pass) {
+  const TensorDesc &src = *pass.src, &dst = *pass.dst;
+  ConvGemmParams p{};
+  p.a = {pass.a.address, pass.a.row_stride, pass.a.col_stride, pass.a.batch_stride[0], 0};
+  p.src = src.address;
+  p.dst = dst.address;
+  int64_t positions = 1, kv = 1;
+  for (int i = 0; i < c.spatial; ++i) positions *= pass.pos_size[i], kv *= c.kernel[i];
+  p.m = pass.m;
+  p.n = c.batch * positions;
+  p.k = pass.src_group_channels * kv;
+  p.src_n = src.strides[0];
+  p.dst_n = dst.strides[0];
+  p.dst_c = dst.strides[1];
+  p.src_c = static_cast<int32_t>(src.strides[1]);
+  int64_t src_sp[3], dst_sp[3];
+  spatial_strides(src, c.spatial, src_sp);
+  spatial_strides(dst, c.spatial, dst_sp);
+  const int lead = 3 - c.spatial;
+  for (int i = 0; i < 3; ++i) {
+    const int d = i - lead;  // the convolution's dim, or < 0 for a leading unit dim
+    p.src_sp[i] = static_cast<int32_t>(src_sp[i]);
+    p.dst_sp[i] = static_cast<int32_t>(dst_sp[i]);
+    p.src_size[i] = d < 0 ? 1 : static_cast<int32_t>(pass.src_size[d]);
+    p.pos_size[i] = d < 0 ? 1 : static_cast<int32_t>(pass.pos_size[d]);
+    p.kernel[i] = d < 0 ? 1 : static_cast<int32_t>(c.kernel[d]);
+    p.mul[i] = d < 0 ? 1 : static_cast<int32_t>(pass.mul[d]);
+    p.kmul[i] = d < 0 ? 1 : static_cast<int32_t>(pass.kmul[d]);
+    p.add[i] = d < 0 ? 0 : static_cast<int32_t>(pass.add[d]);
+  }
+  p.groups = static_cast<int32_t>(c.groups);
+  p.src_group_channels = static_cast<int32_t>(pass.src_group_channels);
+  if (pass.bias) {
+    p.bias = pass.bias->address;
+    p.bias_stride = pass.bias->strides[0];
+    p.flags = VKML_CONV_HAS_BIAS;
+  }
+  return p;
+}
+
+}  // namespace
+
+void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
+  const TensorDesc &src = *pass.src, &dst = *pass.dst;
+  const ConvGemmParams p = conv_gemm_params(c, pass);
+  const DeviceCaps& caps = dev.caps();
+  const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
+  // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
+  const bool a_k_fast = pass.a.col_stride == 1 || pass.a.row_stride != 1;
+  const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
+                           a_k_fast ? 1u : 0u, 1u, 0u, 0u};
+  const Pipeline& pipe = dev.pipeline(kShader, spec);
+  const uint64_t addr = dev.stream().params(&p, sizeof(p));
+  const auto& maxg = caps.max_workgroup_count;
+  const int64_t per_group[] = {c.groups, 1};
+  MemRange reads[3] = {{src.address, src.span_bytes()},
+                       matrix_range(pass.a, DType::kF32, p.m, p.k, per_group)};
+  size_t nreads = 2;
+  if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
+  const MemRange writes[] = {{dst.address, dst.span_bytes()}};
+  const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
+  dev.stream().dispatch(pipe, grid((p.n + t.bn - 1) / t.bn, maxg[0]),
+                        grid((p.m + t.bm - 1) / t.bm, maxg[1]), grid(c.groups, maxg[2]), &addr,
+                        sizeof(addr), {reads, nreads}, writes, cost);
+}
+
+bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
+  if (!has_shader(kWgradShader) || !igemm_fits(dev, c, pass)) return false;
+  int64_t positions = 1, dy_span = 0;
+  for (int i = 0; i < c.spatial; ++i) {
+    positions *= pass.pos_size[i];
+    dy_span += (pass.pos_size[i] - 1) * pass.dst->strides[2 + i];
+  }
+  // k = (sample, position) and the output gradient's spatial offsets are 32-bit in the shader.
+  return c.batch * positions < kOffsetLimit && fits_i32(dy_span);
+}
+
+void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, const TensorDesc& gw,
+                     int64_t gw_k) {
+  const DeviceCaps& caps = dev.caps();
+  const ConvGemmParams q = conv_gemm_params(c, pass);
+  int64_t kv = 1;
+  for (int i = 0; i < c.spatial; ++i) kv *= c.kernel[i];
+  GemmParams g{};
+  g.c = {gw.address, gw.strides[0], gw_k, pass.m * gw.strides[0], 0};
+  g.m = pass.m;
+  g.n = pass.src_group_channels * kv;
+  g.k = q.n;  // (sample, position) pairs
+  g.batch0 = c.groups;
+  g.batch1 = 1;
+  g.alpha = 1.0f, g.alpha_f64 = 1.0;
+  const IgemmTile t = choose_tile(caps, g.m, g.n, c.groups);
+  // K is batch x positions, long beside a weight-sized output: split it as gemm_plan does.
+  const int64_t blocks = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * c.groups;
+  const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  int64_t splits = 1;
+  if (blocks < target && g.k >= 1024) {
+    splits = std::min<int64_t>({target / blocks, g.k / 512, 32});
+    while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;
+  }
+  if (splits > 1) {
+    g.k_chunk = ceil_div(ceil_div(g.k, splits), t.bk) * t.bk;
+    splits = ceil_div(g.k, g.k_chunk);
+  }
+  g.splits = static_cast<uint32_t>(splits);
+  const uint64_t partial_bytes =
+      splits > 1 ? static_cast<uint64_t>(splits * c.groups * g.m * g.n) * 4 : 0;
+  g.partial = partial_bytes ? dev.allocate(partial_bytes) : 0;
+
+  // Neighbouring threads walk k in both tiles (the shader's single decode per step needs it).
+  const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn, 1u, 0u, 0u, 0u};
+  const Pipeline& pipe = dev.pipeline(kWgradShader, spec);
+  const uint64_t push[2] = {dev.stream().params(&g, sizeof(g)), dev.stream().params(&q, sizeof(q))};
+  const MemRange reads[] = {{pass.src->address, pass.src->span_bytes()},
+                            {pass.dst->address, pass.dst->span_bytes()}};
+  const MemRange out = partial_bytes ? MemRange{g.partial, partial_bytes}
+                                     : MemRange{gw.address, gw.span_bytes()};
+  const auto& maxg = caps.max_workgroup_count;
+  const uint64_t cost = static_cast<uint64_t>(c.groups * g.m * g.n * g.k);
+  dev.stream().dispatch(pipe, grid(ceil_div(g.n, t.bn), maxg[0]), grid(ceil_div(g.m, t.bm), maxg[1]),
+                        grid(c.groups * splits, maxg[2]), push, sizeof(push), reads, {&out, 1},
+                        cost);
+  if (!partial_bytes) return;
+  // The split-K slices summed in a fixed order by the gemm family's second pass.
+  const uint32_t reduce_spec[] = {256};
+  const Pipeline& reduce = dev.pipeline("gemm_splitk_reduce_f32", reduce_spec);
+  const uint64_t addr = dev.stream().params(&g, sizeof(g));
+  const MemRange written = {gw.address, gw.span_bytes()};
+  dev.stream().dispatch(reduce, grid(ceil_div(c.groups * g.m * g.n, 256), maxg[0]), 1, 1, &addr,
+                        sizeof(addr), {&out, 1}, {&written, 1});
+  dev.free(g.partial);  // later reuse is ordered after these dispatches by hazard tracking
+}
+
+}  // namespace vkml::ops

@@ -1,0 +1,79 @@
+// Implicit-GEMM convolution hooks for gemm_simt.comp (built with CONV_IMPLICIT): B's tile is
+// gathered from the source tensor instead of an im2col matrix, and C is stored straight into the
+// destination's (n, channel, position) layout. conv_igemm_params.h has the mapping.
+#include "conv_params.h"
+#include "conv_igemm_params.h"
+
+// Geometry in registers, read once.
+struct ConvGather {
+  ivec3 size, kernel, kmul, mul, add, pos_size, src_sp, dst_sp;
+  int kv, khw, src_c, positions;
+};
+
+ConvGather load_conv_gather(ConvGemmParams p) {
+  ConvGather g;
+  g.size = ivec3(p.src_size[0], p.src_size[1], p.src_size[2]);
+  g.kernel = ivec3(p.kernel[0], p.kernel[1], p.kernel[2]);
+  g.kmul = ivec3(p.kmul[0], p.kmul[1], p.kmul[2]);
+  g.mul = ivec3(p.mul[0], p.mul[1], p.mul[2]);
+  g.add = ivec3(p.add[0], p.add[1], p.add[2]);
+  g.pos_size = ivec3(p.pos_size[0], p.pos_size[1], p.pos_size[2]);
+  g.src_sp = ivec3(p.src_sp[0], p.src_sp[1], p.src_sp[2]);
+  g.dst_sp = ivec3(p.dst_sp[0], p.dst_sp[1], p.dst_sp[2]);
+  g.khw = g.kernel.y * g.kernel.z;
+  g.kv = g.kernel.x * g.khw;
+  g.src_c = p.src_c;
+  g.positions = g.pos_size.x * g.pos_size.y * g.pos_size.z;
+  return g;
+}
+
+// Far outside any source: a column past N reads zeros whatever the tap (taps stay below 2^29).
+const int CONV_NOWHERE = -(1 << 30);
+
+// (d, h, w) of position q in the destination's spatial box.
+ivec3 conv_position(ConvGather g, int q) {
+  const int w = q % g.pos_size.z;
+  q /= g.pos_size.z;
+  return ivec3(q / g.pos_size.y, q % g.pos_size.y, w);
+}
+
+// Column j's sample address (its group's first channel) and its source coordinate before taps.
+void conv_column(ConvGemmParams p, ConvGather g, int64_t group, int64_t j, out uint64_t base,
+                 out ivec3 at) {
+  if (j >= p.n) {
+    base = p.src;
+    at = ivec3(CONV_NOWHERE);
+    return;
+  }
+  const int64_t n = j / g.positions;
+  at = conv_position(g, int(j - n * g.positions)) * g.mul + g.add;
+  base = p.src + uint64_t((n * p.src_n + group * p.src_group_channels * int64_t(g.src_c)) * 4);
+}
+
+// Row k of B: the channel's offset and the tap's coordinate shift.
+ivec3 conv_tap(ConvGather g, uint k, out int chan_off) {
+  const int c = int(k) / g.kv;
+  int r = int(k) - c * g.kv;
+  const int kd = r / g.khw;
+  r -= kd * g.khw;
+  const int kh = r / g.kernel.z;
+  chan_off = c * g.src_c;
+  return ivec3(kd, kh, r - kh * g.kernel.z) * g.kmul;
+}
+
+float conv_gather(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
+  const ivec3 c = at + shift;
+  if (any(lessThan(c, ivec3(0))) || any(greaterThanEqual(c, g.size))) return 0.0;
+  const int off = chan_off + c.x * g.src_sp.x + c.y * g.src_sp.y + c.z * g.src_sp.z;
+  return PF32(base + uint64_t(int64_t(off) * 4)).v;
+}
+
+// Byte address of column j in the destination (channel 0 of the sample), or -1 past N.
+int64_t conv_out_address(ConvGemmParams p, ConvGather g, int64_t j) {
+  if (j >= p.n) return -1;
+  const int64_t n = j / g.positions;
+  const ivec3 o = conv_position(g, int(j - n * g.positions));
+  const int64_t off = n * p.dst_n + int64_t(o.x) * g.dst_sp.x + int64_t(o.y) * g.dst_sp.y +
+                      int64_t(o.z) * g.dst_sp.z;
+  return int64_t(p.dst) + off * 4;
+}

@@ -1,0 +1,45 @@
+// The implicit-GEMM convolution pass (conv_igemm_f32): internal to the conv family.
+#ifndef VKML_OPS_CONV_CONV_IGEMM_H_
+#define VKML_OPS_CONV_CONV_IGEMM_H_
+
+#include "vkml/conv.h"
+#include "vkml/gemm.h"
+
+namespace vkml::ops {
+
+// One pass: dst[n, g*m + row, pos] = sum over (c, tap) of a[g][row][c*KV + tap] *
+// src[n, g*src_group_channels + c, pos*mul + tap*kmul + add] (zero outside src) + bias.
+struct IgemmPass {
+  const TensorDesc* src = nullptr;
+  const TensorDesc* dst = nullptr;
+  const TensorDesc* bias = nullptr;
+  MatrixView a;  // [m][src_group_channels * KV] per group (batch_stride[0])
+  int64_t m = 0, src_group_channels = 0;
+  const int64_t* src_size = nullptr;  // c.spatial sizes of src
+  const int64_t* pos_size = nullptr;  // c.spatial sizes of dst
+  int64_t mul[3] = {1, 1, 1}, kmul[3] = {1, 1, 1}, add[3] = {0, 0, 0};
+};
+
+// Whether fp32 convolutions take the implicit GEMM where it applies. VKML_CONV=implicit|im2col
+// decides; unset: implicit on CPU devices (lavapipe: 1.4-8x faster than im2col + GEMM at
+// ResNet-18's layer shapes), im2col elsewhere until the implicit kernel is measured on a GPU.
+bool conv_implicit_requested(const DeviceCaps& caps);
+
+// Whether the pass fits the kernel (fp32, built, 32-bit offsets within a sample).
+bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass);
+
+// Records the pass (one dispatch).
+void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass);
+
+// The weight gradient gw[g*m + row][c][tap] = sum over (n, pos) of dst[n, g*m + row, pos] *
+// src[n, g*src_group_channels + c, pos*mul + tap*kmul + add]: the pass's src is the input, its
+// dst the output gradient (read, not written; `a` and `bias` unused).
+bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass);
+
+// Records it into gw, whose dims 1.. merge into the one stride gw_k (split-K: a second dispatch).
+void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, const TensorDesc& gw,
+                     int64_t gw_k);
+
+}  // namespace vkml::ops
+
+#endif  // VKML_OPS_CONV_CONV_IGEMM_H_
