@@ -116,7 +116,6 @@ class ConvTest : public DeviceTest {
     for (const char* mode : {"im2col", "implicit"}) {
       setenv("VKML_CONV", mode, 1);
       run_once(g, t, workspace, channels_last);
-      if (t != DType::kF32) break;  // the implicit GEMM is fp32 only
     }
     unsetenv("VKML_CONV");
   }
@@ -261,6 +260,14 @@ TEST_F(ConvTest, ImplicitGemm) {
   times = kernel_times(dev().stream(), true);
   EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
   EXPECT_EQ(times["gemm_splitk_reduce_f32"].count, 1u);
+  for (DType t : {DType::kF16, DType::kBF16}) {  // widened on load, fp32 accumulation
+    if (!dev().caps().supports_dtype(t)) continue;
+    run_once({2, 2, 4, 6, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+    times = kernel_times(dev().stream(), true);
+    const std::string dt(dtype_name(t));
+    EXPECT_EQ(times["conv_igemm_" + dt].count, 2u) << dt;
+    EXPECT_EQ(times["conv_igemm_wgrad_" + dt].count, 1u) << dt;
+  }
   set_profiling(dev().stream(), false);
   unsetenv("VKML_CONV");  // the default: implicit on CPU devices (lavapipe), im2col on GPUs
   EXPECT_EQ(ops::conv_implicit_requested(dev().caps()), dev().caps().kind == DeviceKind::kCpu);

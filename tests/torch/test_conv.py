@@ -130,7 +130,7 @@ def test_conv_transpose_forward_and_gradients(case, gen, fallback, conv_mode):
     "dtype",
     [torch.float16, torch.bfloat16] + ([torch.float64] if torch_vkml.has_float64_support() else []),
 )
-def test_half_and_double(dtype, gen):
+def test_half_and_double(dtype, gen, conv_mode):
     run_case(*CASES[2], dtype, False, gen)
     run_case(*CASES[4], dtype, False, gen)
     run_case(*CASES_T[1], dtype, True, gen)

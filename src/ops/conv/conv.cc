@@ -273,7 +273,7 @@ bool implicit_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& 
   std::unique_ptr<Scratch> gw_tmp;
   TensorDesc target = gw;
   if (flat_stride(gw, 1) < 0) {
-    gw_tmp = std::make_unique<Scratch>(dev, static_cast<uint64_t>(gw.numel()) * 4);
+    gw_tmp = std::make_unique<Scratch>(dev, static_cast<uint64_t>(gw.numel()) * dtype_size(gw.dtype));
     target = dense(gw_tmp->address, gw.dtype, gw.sizes);
   }
   igemm_wgrad_run(dev, c, pass, target, flat_stride(target, 1));

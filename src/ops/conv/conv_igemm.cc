@@ -15,8 +15,6 @@ namespace vkml::ops {
 
 namespace {
 
-constexpr const char* kShader = "conv_igemm_f32";
-constexpr const char* kWgradShader = "conv_igemm_wgrad_f32";
 constexpr int64_t kOffsetLimit = int64_t{1} << 31;
 constexpr int64_t kTapLimit = int64_t{1} << 29;  // conv_igemm.glsl's CONV_NOWHERE margin
 
@@ -38,6 +36,12 @@ bool tile_ok(const IgemmTile& t, const DeviceCaps& caps) {
 void spatial_strides(const TensorDesc& t, int spatial, int64_t out[3]) {
   for (int i = 0; i < 3; ++i) out[i] = 0;
   for (int i = 0; i < spatial; ++i) out[3 - spatial + i] = t.strides[2 + i];
+}
+
+// The kernels of a dtype: f32, f16, bf16 (fp32 accumulation).
+std::string shader(const ConvDesc& c) { return "conv_igemm_" + std::string(dtype_name(c.dtype)); }
+std::string wgrad_shader(const ConvDesc& c) {
+  return "conv_igemm_wgrad_" + std::string(dtype_name(c.dtype));
 }
 
 bool fits_i32(int64_t v) { return v >= 0 && v < kOffsetLimit; }
@@ -73,7 +77,8 @@ bool conv_implicit_requested(const DeviceCaps& caps) {
 
 bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   const DeviceCaps& caps = dev.caps();
-  if (c.dtype != DType::kF32 || !has_shader(kShader)) return false;
+  const bool dtype_ok = c.dtype == DType::kF32 || c.dtype == DType::kF16 || c.dtype == DType::kBF16;
+  if (!dtype_ok || !has_shader(shader(c))) return false;
   if (!tile_ok(kLarge, caps) && !tile_ok(kSmall, caps)) return false;
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
   for (const TensorDesc* t : {&src, &dst}) {
@@ -95,7 +100,8 @@ bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   if (positions >= kOffsetLimit || pass.src_group_channels * kv >= kOffsetLimit) return false;
   // gemm_simt's K loop keeps A's offsets within a tile in 32 bits.
   const int64_t a_span =
-      (kLarge.bm * std::abs(pass.a.row_stride) + kLarge.bk * std::abs(pass.a.col_stride)) * 4;
+      (kLarge.bm * std::abs(pass.a.row_stride) + kLarge.bk * std::abs(pass.a.col_stride)) *
+      static_cast<int64_t>(dtype_size(c.dtype));
   return a_span < kOffsetLimit;
 }
 
@@ -153,12 +159,12 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   const bool a_k_fast = pass.a.col_stride == 1 || pass.a.row_stride != 1;
   const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
                            a_k_fast ? 1u : 0u, 1u, 0u, 0u};
-  const Pipeline& pipe = dev.pipeline(kShader, spec);
+  const Pipeline& pipe = dev.pipeline(shader(c), spec);
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
   const int64_t per_group[] = {c.groups, 1};
   MemRange reads[3] = {{src.address, src.span_bytes()},
-                       matrix_range(pass.a, DType::kF32, p.m, p.k, per_group)};
+                       matrix_range(pass.a, c.dtype, p.m, p.k, per_group)};
   size_t nreads = 2;
   if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
   const MemRange writes[] = {{dst.address, dst.span_bytes()}};
@@ -169,7 +175,7 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
 }
 
 bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
-  if (!has_shader(kWgradShader) || !igemm_fits(dev, c, pass)) return false;
+  if (!igemm_fits(dev, c, pass) || !has_shader(wgrad_shader(c))) return false;
   int64_t positions = 1, dy_span = 0;
   for (int i = 0; i < c.spatial; ++i) {
     positions *= pass.pos_size[i];
@@ -200,7 +206,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   int64_t splits = 1;
   if (blocks < target && g.k >= 1024) {
     splits = std::min<int64_t>({target / blocks, g.k / 512, 32});
-    while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;
+    while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;  // fp32
   }
   if (splits > 1) {
     g.k_chunk = ceil_div(ceil_div(g.k, splits), t.bk) * t.bk;
@@ -213,7 +219,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
 
   // Neighbouring threads walk k in both tiles (the shader's single decode per step needs it).
   const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn, 1u, 0u, 0u, 0u};
-  const Pipeline& pipe = dev.pipeline(kWgradShader, spec);
+  const Pipeline& pipe = dev.pipeline(wgrad_shader(c), spec);
   const uint64_t push[2] = {dev.stream().params(&g, sizeof(g)), dev.stream().params(&q, sizeof(q))};
   const MemRange reads[] = {{pass.src->address, pass.src->span_bytes()},
                             {pass.dst->address, pass.dst->span_bytes()}};
@@ -227,7 +233,8 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   if (!partial_bytes) return;
   // The split-K slices summed in a fixed order by the gemm family's second pass.
   const uint32_t reduce_spec[] = {256};
-  const Pipeline& reduce = dev.pipeline("gemm_splitk_reduce_f32", reduce_spec);
+  const Pipeline& reduce =
+      dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(c.dtype)), reduce_spec);
   const uint64_t addr = dev.stream().params(&g, sizeof(g));
   const MemRange written = {gw.address, gw.span_bytes()};
   dev.stream().dispatch(reduce, grid(ceil_div(c.groups * g.m * g.n, 256), maxg[0]), 1, 1, &addr,

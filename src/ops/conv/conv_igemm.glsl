@@ -47,7 +47,7 @@ void conv_column(ConvGemmParams p, ConvGather g, int64_t group, int64_t j, out u
   }
   const int64_t n = j / g.positions;
   at = conv_position(g, int(j - n * g.positions)) * g.mul + g.add;
-  base = p.src + uint64_t((n * p.src_n + group * p.src_group_channels * int64_t(g.src_c)) * 4);
+  base = p.src + uint64_t((n * p.src_n + group * p.src_group_channels * int64_t(g.src_c)) * IN_SIZE);
 }
 
 // Row k of B: the channel's offset and the tap's coordinate shift.
@@ -61,11 +61,11 @@ ivec3 conv_tap(ConvGather g, uint k, out int chan_off) {
   return ivec3(kd, kh, r - kh * g.kernel.z) * g.kmul;
 }
 
-float conv_gather(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
+ACC conv_gather(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
   const ivec3 c = at + shift;
   if (any(lessThan(c, ivec3(0))) || any(greaterThanEqual(c, g.size))) return 0.0;
   const int off = chan_off + c.x * g.src_sp.x + c.y * g.src_sp.y + c.z * g.src_sp.z;
-  return PF32(base + uint64_t(int64_t(off) * 4)).v;
+  return load_in(base + uint64_t(int64_t(off) * IN_SIZE));
 }
 
 // Byte address of column j in the destination (channel 0 of the sample), or -1 past N.
@@ -75,5 +75,5 @@ int64_t conv_out_address(ConvGemmParams p, ConvGather g, int64_t j) {
   const ivec3 o = conv_position(g, int(j - n * g.positions));
   const int64_t off = n * p.dst_n + int64_t(o.x) * g.dst_sp.x + int64_t(o.y) * g.dst_sp.y +
                       int64_t(o.z) * g.dst_sp.z;
-  return int64_t(p.dst) + off * 4;
+  return int64_t(p.dst) + off * OUT_SIZE;
 }

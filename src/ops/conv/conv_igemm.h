@@ -1,4 +1,5 @@
-// The implicit-GEMM convolution pass (conv_igemm_f32): internal to the conv family.
+// The implicit-GEMM convolution passes (conv_igemm_<dtype>, conv_igemm_wgrad_<dtype>): internal
+// to the conv family.
 #ifndef VKML_OPS_CONV_CONV_IGEMM_H_
 #define VKML_OPS_CONV_CONV_IGEMM_H_
 
@@ -20,12 +21,12 @@ struct IgemmPass {
   int64_t mul[3] = {1, 1, 1}, kmul[3] = {1, 1, 1}, add[3] = {0, 0, 0};
 };
 
-// Whether fp32 convolutions take the implicit GEMM where it applies. VKML_CONV=implicit|im2col
+// Whether convolutions take the implicit GEMM where it applies. VKML_CONV=implicit|im2col
 // decides; unset: implicit on CPU devices (lavapipe: 1.4-8x faster than im2col + GEMM at
 // ResNet-18's layer shapes), im2col elsewhere until the implicit kernel is measured on a GPU.
 bool conv_implicit_requested(const DeviceCaps& caps);
 
-// Whether the pass fits the kernel (fp32, built, 32-bit offsets within a sample).
+// Whether the pass fits the kernel (f32/f16/bf16, built, 32-bit offsets within a sample).
 bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass);
 
 // Records the pass (one dispatch).

@@ -23,9 +23,13 @@ foreach(dt f32 f16 bf16 f64)
                 DEFINES ${_defs} DW_${PASS} INCLUDE ${_dir})
   endforeach()
 endforeach()
-# Implicit-GEMM convolution, fp32: the SIMT GEMM kernel with conv_igemm.glsl's gather and store.
-vkml_shader(NAME conv_igemm_f32 SOURCE ${_dir}/../gemm/gemm_simt.comp
-            DEFINES IN_F32 OUT_F32 SIMT_NAMED_ACC CONV_IMPLICIT INCLUDE ${_dir} ${_dir}/../gemm)
-# The weight gradient on the same kernel: A and B both gathered, the GEMM's epilogue and split-K.
-vkml_shader(NAME conv_igemm_wgrad_f32 SOURCE ${_dir}/../gemm/gemm_simt.comp
-            DEFINES IN_F32 OUT_F32 SIMT_NAMED_ACC CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm)
+# Implicit-GEMM convolution: the SIMT GEMM kernel with conv_igemm.glsl's gather and store, for
+# the forward-style passes and (CONV_WGRAD) the weight gradient, A and B both gathered, the GEMM's
+# epilogue and split-K. Half inputs are widened on load; accumulation is fp32.
+foreach(dt f32 f16 bf16)
+  string(TOUPPER ${dt} D)
+  vkml_shader(NAME conv_igemm_${dt} SOURCE ${_dir}/../gemm/gemm_simt.comp
+              DEFINES IN_${D} OUT_${D} SIMT_NAMED_ACC CONV_IMPLICIT INCLUDE ${_dir} ${_dir}/../gemm)
+  vkml_shader(NAME conv_igemm_wgrad_${dt} SOURCE ${_dir}/../gemm/gemm_simt.comp
+              DEFINES IN_${D} OUT_${D} SIMT_NAMED_ACC CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm)
+endforeach()

@@ -28,6 +28,15 @@
 #if defined(CONV_IMPLICIT) || defined(CONV_WGRAD)
 #include "conv_igemm.glsl"
 #endif
+// Bytes and load of one A element: fp32 in the GEMM builds; the convolution builds also take
+// f16/bf16, widened to fp32 on load (SIMT_LOAD expands to the fp32 load itself in fp32 builds).
+#if defined(IN_F32)
+#define SIMT_IN_BYTES 4
+#define SIMT_LOAD(addr) PF32(addr).v
+#else
+#define SIMT_IN_BYTES IN_SIZE
+#define SIMT_LOAD(addr) load_in(addr)
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
@@ -110,17 +119,21 @@ void main() {
 #ifdef CONV_IMPLICIT
   const uint splits = 1u;
   const int64_t k_chunk = K;
-  const int a_elem = int(A.row) * 4;
-  const int64_t a_kstep = int64_t(BK) * A.col * 4;
+  const int a_elem = int(A.row) * SIMT_IN_BYTES;
+  const int64_t a_kstep = int64_t(BK) * A.col * SIMT_IN_BYTES;
   uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
   ivec3 g_at[B_UNITS * 4];
 #else
   const uint splits = max(p.splits, 1u);
   const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
   const uint64_t partial = p.partial;
+#if defined(OUT_F32)
   const bool vec_out = splits == 1 && epi.flags == 0u && epi.c.col == 1 && (epi.c.row % 4) == 0 &&
                        (epi.c.batch0 % 4) == 0 && (epi.c.batch1 % 4) == 0 &&
                        (epi.c.address % 16) == 0;
+#else
+  const bool vec_out = false;  // its 16-byte stores hold 4 floats
+#endif
   const bool vec_partial = (N % 4) == 0;
   // Byte strides, 32-bit (bounded by the plan): between the 4 elements of a unit, and per K step.
   const int a_elem = int(A.row) * 4, b_elem = int(B.col) * 4;
@@ -139,7 +152,7 @@ void main() {
 #endif
   [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
     const uvec2 q = a_unit(l);
-    a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * 4;
+    a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * SIMT_IN_BYTES;
   }
 #ifndef CONV_IMPLICIT
   [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
@@ -158,7 +171,7 @@ void main() {
       for (int64_t tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
         const int64_t row0 = tm * BM, col0 = tn * BN;
         // Start of the current K tile of each operand; advanced by a whole tile per step.
-        uint64_t a_next = elem_addr(A, b0, b1, row0, k_begin, 4);
+        uint64_t a_next = elem_addr(A, b0, b1, row0, k_begin, SIMT_IN_BYTES);
 #ifdef CONV_IMPLICIT
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
@@ -200,17 +213,17 @@ void main() {
             const ivec3 o = conv_position(cg, kg - smp * cg.positions);                    \
             const int o_off = o.x * cg.dst_sp.x + o.y * cg.dst_sp.y + o.z * cg.dst_sp.z;      \
             const uint64_t dy_at =                                                            \
-                cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * 4);      \
+                cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * IN_SIZE); \
             [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
                 const int64_t m = row0 + a_unit(l).y * 4 + j;                                 \
-                ra[l][j] = kin && m < M ? PF32(dy_at + uint64_t(m * cq.dst_c * 4)).v : 0.0;   \
+                ra[l][j] = kin && m < M ? load_in(dy_at + uint64_t(m * cq.dst_c * IN_SIZE)) : 0.0; \
               }                                                                               \
             }
         #define FETCH_B(kbase)                                                                \
             const ivec3 x_at = o * cg.mul + cg.add;                                           \
             const uint64_t x_base = cq.src +                                                  \
-                uint64_t((smp * cq.src_n + b0 * cq.src_group_channels * int64_t(cg.src_c)) * 4); \
+                uint64_t((smp * cq.src_n + b0 * cq.src_group_channels * int64_t(cg.src_c)) * IN_SIZE); \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
                 rb[l][j] = kin ? conv_gather(cg, x_base, x_at, w_shift[l * 4 + j],            \
@@ -229,7 +242,7 @@ void main() {
               } else {                                                                        \
                 [[unroll]] for (uint j = 0; j < 4; ++j) {                                     \
                   ra[l][j] = kin && j < a_rows[l]                                             \
-                                 ? PF32(at + uint64_t(int64_t(int(j) * a_elem))).v : 0.0;     \
+                                 ? SIMT_LOAD(at + uint64_t(int64_t(int(j) * a_elem))) : 0.0;  \
                 }                                                                             \
               }                                                                               \
             }
@@ -346,12 +359,12 @@ void main() {
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
             if (row < M) {                                                                    \
               const int64_t ch = b0 * M + row;                                                \
-              const float add =                                                               \
-                  conv_bias ? PF32(p.bias + uint64_t(ch * p.bias_stride * 4)).v : 0.0;        \
-              const uint64_t chan = uint64_t(ch * p.dst_c * 4);                               \
+              const ACC add =                                                                 \
+                  conv_bias ? load_out(p.bias + uint64_t(ch * p.bias_stride * OUT_SIZE)) : 0.0; \
+              const uint64_t chan = uint64_t(ch * p.dst_c * OUT_SIZE);                        \
               [[unroll]] for (uint e = 0; e < 4; ++e) {                                       \
                 const int64_t at = out_at[(j) * 4 + e];                                       \
-                if (at >= 0) PF32(uint64_t(at) + chan).v = val[e] + add;                      \
+                if (at >= 0) store_out(uint64_t(at) + chan, val[e] + add);                    \
               }                                                                               \
             }                                                                                 \
           }

@@ -1,0 +1,24 @@
+#!/bin/bash
+# On the GPU machine, one lease (~10 min of device time): build, the implicit-GEMM convolution
+# against im2col + GEMM (decides VKML_CONV's GPU default), test_conv.py on the GPU (both paths),
+# then the ResNets against CUDA with each path. Summary to stdout; logs to $OUT.
+set -uo pipefail
+source scripts/device_build_env.sh
+t0=$SECONDS
+VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider --tb=short \
+  tests/torch/test_conv.py > "$OUT/pytest_conv.log" 2>&1
+echo "pytest test_conv.py ($((SECONDS - t0)) s): $(tail -1 "$OUT/pytest_conv.log")"
+grep -E "^FAILED|^ERROR|^E  " "$OUT/pytest_conv.log" | head -12
+for mode in im2col implicit; do
+  VKML_CONV=$mode timeout 150 python3 bench/bench_ops.py --only conv --json "$OUT/conv_$mode.json" \
+    > "$OUT/conv_$mode.log" 2>&1
+  echo "== conv layers, VKML_CONV=$mode ($((SECONDS - t0)) s)"
+  grep -E "fp32" "$OUT/conv_$mode.log" | head -20
+done
+for mode in im2col implicit; do
+  VKML_CONV=$mode timeout 120 python3 bench/bench_models.py --only resnet --repeat 10 \
+    --json "$OUT/models_$mode.json" > "$OUT/models_$mode.log" 2>&1
+  echo "== ResNets, VKML_CONV=$mode ($((SECONDS - t0)) s)"
+  tail -6 "$OUT/models_$mode.log"
+done
+echo "total $((SECONDS - t0)) s after the build"
