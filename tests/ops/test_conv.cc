@@ -235,9 +235,9 @@ TEST_F(ConvTest, EveryDtype) {
   }
 }
 
-// VKML_CONV=implicit: the forward and the stride-1 input gradient run as one implicit GEMM each
-// (no im2col / col2im), over tiles left partly empty in m, n and k, groups, 1-D to 3-D,
-// channels-last input and a chunk-sized workspace that must not matter.
+// VKML_CONV=implicit: the forward, the input gradient (one pass per stride phase) and the weight
+// gradient run as implicit GEMMs (no im2col / col2im), over tiles left partly empty in m, n and
+// k, groups, 1-D to 3-D, channels-last input and a chunk-sized workspace that must not matter.
 TEST_F(ConvTest, ImplicitGemm) {
   setenv("VKML_CONV", "implicit", 1);
   set_profiling(dev().stream(), true);
@@ -250,11 +250,19 @@ TEST_F(ConvTest, ImplicitGemm) {
   EXPECT_EQ(times["conv_igemm_f32"].count, 8u) << "forward and input gradient of 4 geometries";
   EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 4u);
   EXPECT_EQ(times.count("conv_col2im_f32") + times.count("conv_im2col_rows_u32"), 0u);
-  run_once(k2d, DType::kF32);  // stride 2: the forward is implicit, the input gradient uses col2im
+  // Stride (2, 1): the input gradient is two phases (even and odd rows), each with its own taps.
+  run_once(k2d, DType::kF32);
   times = kernel_times(dev().stream(), true);
-  EXPECT_EQ(times["conv_igemm_f32"].count, 1u);
+  EXPECT_EQ(times["conv_igemm_f32"].count, 3u);
   EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
-  EXPECT_EQ(times["conv_col2im_f32"].count, 1u);
+  EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
+  // Phases no tap reaches get zeros: a strided 1x1 convolution (3 of 4 phases), and dilation 2
+  // with stride 2 and padding 1 in 1-D (the even positions).
+  run_once({2, 2, 3, 4, 1, {7, 6}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}, DType::kF32);
+  run_once({1, 2, 3, 4, 1, {11}, {3}, {2}, {1}, {2}}, DType::kF32);
+  times = kernel_times(dev().stream(), true);
+  EXPECT_EQ(times["conv_igemm_f32"].count, 1u + 4u + 1u + 2u);
+  EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
   // K = 2 samples x 576 positions: the weight gradient splits K, summed by a second pass.
   run_once({2, 2, 3, 4, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
   times = kernel_times(dev().stream(), true);

@@ -21,6 +21,7 @@ CASES = [
     ((8, 6), 4, 6, (3, 3), dict(groups=2, padding=1)),
     ((7, 7), 3, 6, (3, 3), dict(groups=3, stride=2, padding=1)),  # depthwise, multiplier 2
     ((6, 5), 5, 7, (1, 1), {}),  # pointwise
+    ((7, 6), 4, 6, (1, 1), dict(stride=2)),  # a ResNet downsample: 3 of 4 phases get no tap
     ((7, 6), 3, 4, (3, 3), dict(padding="same", dilation=2)),
     ((5, 4, 6), 2, 3, (2, 3, 2), dict(stride=(1, 2, 1), padding=(1, 0, 1))),
     ((4, 5, 4), 3, 3, (3, 3, 3), dict(groups=3, padding=1)),  # depthwise 3-D
@@ -82,14 +83,13 @@ def run_case(size, cin, cout, kernel, kw, dtype, transposed, gen, bias=True, lay
 
 @pytest.fixture(params=["im2col", "implicit"])
 def conv_mode(request, monkeypatch):
-    """Both fp32 algorithms, whatever the device's default (VKML_CONV)."""
+    """Both algorithms, whatever the device's default (VKML_CONV)."""
     monkeypatch.setenv("VKML_CONV", request.param)
     return request.param
 
 
-def run_counting_igemm(case, transposed, gen):
-    """run_case in fp32; returns how many implicit-GEMM passes ran (forward-style, weight
-    gradient)."""
+def run_profiled(case, transposed, gen):
+    """run_case in fp32; returns {kernel name: dispatches}."""
     torch_vkml.profiler.enable()
     try:
         torch_vkml.profiler.kernel_times(reset=True)
@@ -97,32 +97,35 @@ def run_counting_igemm(case, transposed, gen):
         ran = torch_vkml.profiler.kernel_times(reset=True)
     finally:
         torch_vkml.profiler.disable()
-    return tuple(ran.get(k, (0, 0))[0] for k in ("conv_igemm_f32", "conv_igemm_wgrad_f32"))
+    return {name: count for name, (count, _) in ran.items()}
 
 
-def expected_igemm_passes(case, transposed, mode):
-    """A convolution's forward and, at stride 1, its input gradient gather straight from the
-    tensors; for a transposed one the same two passes swap roles. The weight gradient is one more.
-    Depthwise convolutions have their own kernels, and 1x1 ones are plain GEMMs but for the
-    weight gradient."""
+def check_algorithm(ran, case, transposed, mode):
+    """implicit: no im2col/col2im at all, the weight gradient one implicit GEMM (one per stride
+    phase for the input gradient). im2col: no implicit GEMM. Depthwise convolutions have their
+    own kernels."""
     size, cin, cout, kernel, kw = case
     groups = kw.get("groups", 1)
-    if mode != "implicit" or (groups > 1 and groups == (cout if transposed else cin)):
-        return 0, 0
-    if all(k == 1 for k in kernel):
-        return 0, 1
-    return 1 + (kw.get("stride", 1) in (1, (1,) * len(size))), 1
+    igemm = {k: n for k, n in ran.items() if k.startswith("conv_igemm")}
+    columns = {k: n for k, n in ran.items() if k.startswith(("conv_im2col", "conv_col2im"))}
+    if groups > 1 and groups == (cout if transposed else cin):
+        assert not igemm and not columns, ran
+    elif mode == "implicit":
+        assert not columns and igemm.get("conv_igemm_wgrad_f32") == 1, ran
+        assert igemm.get("conv_igemm_f32", 0) >= (0 if all(k == 1 for k in kernel) else 2), ran
+    else:
+        assert not igemm, ran
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0])}d-{c[4]}")
 def test_conv_forward_and_gradients(case, gen, fallback, conv_mode):
-    assert run_counting_igemm(case, False, gen) == expected_igemm_passes(case, False, conv_mode)
+    check_algorithm(run_profiled(case, False, gen), case, False, conv_mode)
     assert torch_vkml.fallback_stats() == {}
 
 
 @pytest.mark.parametrize("case", CASES_T, ids=lambda c: f"{len(c[0])}d-{c[4]}")
 def test_conv_transpose_forward_and_gradients(case, gen, fallback, conv_mode):
-    assert run_counting_igemm(case, True, gen) == expected_igemm_passes(case, True, conv_mode)
+    check_algorithm(run_profiled(case, True, gen), case, True, conv_mode)
     assert torch_vkml.fallback_stats() == {}
 
 

@@ -4,6 +4,7 @@
 #include "vkml/conv.h"
 
 #include <algorithm>
+#include <numeric>
 #include <memory>
 #include <string>
 
@@ -227,35 +228,78 @@ bool implicit_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const
   return true;
 }
 
-// The input gradient of a stride-1 convolution as one implicit GEMM over the output gradient,
-// with the weight re-laid as [group][C_in/g][C_out/g * taps]; false where it does not apply.
+// One phase of an implicit input gradient: the input positions r + s*t (per dim) and the taps
+// kk0 + q*step that reach them, at unit stride over the output gradient.
+struct DataPhase {
+  ConvDesc c;     // the convolution with the phase's taps as its kernel
+  TensorDesc gx;  // the phase's positions of the input gradient
+  int64_t pos[3] = {1, 1, 1}, kk0[3] = {0, 0, 0}, step[3] = {1, 1, 1};
+  IgemmPass pass;
+};
+
+// The input gradient as implicit GEMMs over the output gradient, with the weight re-laid as
+// [group][C_in/g][C_out/g][taps]. A stride s splits the input positions into s^d phases (i mod s
+// per dim), each met by a fixed subset of taps at unit stride, so no multiply is wasted (one
+// gather testing divisibility would waste all but 1 in s^d). False where it does not apply.
 bool implicit_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy,
                             const TensorDesc& w, const TensorDesc* bias, const TensorDesc& gx) {
-  for (int i = 0; i < c.spatial; ++i) {
-    if (c.stride[i] != 1) return false;  // other strides would gather mostly zeros
-  }
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
-  const int64_t kv = volume(c.kernel, c.spatial);
-  IgemmPass pass;
-  pass.src = &gy, pass.dst = &gx, pass.bias = bias;
-  pass.m = cig, pass.src_group_channels = cog;
-  pass.src_size = c.out_size, pass.pos_size = c.in_size;
-  for (int i = 0; i < c.spatial; ++i) {
-    pass.mul[i] = 1, pass.kmul[i] = -c.dilation[i], pass.add[i] = c.padding[i];
+  const int64_t es = static_cast<int64_t>(dtype_size(c.dtype));
+  int64_t phases = 1;
+  for (int i = 0; i < c.spatial; ++i) phases *= std::min(c.stride[i], c.in_size[i]);
+  std::vector<DataPhase> plan(static_cast<size_t>(phases));
+  for (int64_t ph = 0; ph < phases; ++ph) {
+    DataPhase& f = plan[static_cast<size_t>(ph)];
+    f.c = c;
+    f.gx = gx;
+    int64_t rest = ph;
+    for (int i = c.spatial - 1; i >= 0; --i) {
+      const int64_t s = c.stride[i], d = c.dilation[i], k = c.kernel[i];
+      const int64_t r = rest % std::min(s, c.in_size[i]);
+      rest /= std::min(s, c.in_size[i]);
+      f.step[i] = s / std::gcd(s, d);
+      // The first tap whose offset s divides; taps repeat every `step`, and none may exist.
+      int64_t first = -1;
+      for (int64_t kk = 0; kk < f.step[i] && first < 0; ++kk) {
+        if ((r + c.padding[i] - kk * d) % s == 0) first = kk;
+      }
+      f.kk0[i] = std::max<int64_t>(first, 0);
+      f.c.kernel[i] = first >= 0 && first < k ? (k - first + f.step[i] - 1) / f.step[i] : 0;
+      f.pos[i] = (c.in_size[i] - r + s - 1) / s;
+      f.gx.address += static_cast<uint64_t>(r * gx.strides[2 + i] * es);
+      f.gx.strides[2 + i] *= s;
+      f.gx.sizes[2 + i] = f.pos[i];
+      f.pass.mul[i] = 1;
+      f.pass.kmul[i] = -d / std::gcd(s, d);
+      f.pass.add[i] = first >= 0 ? (r + c.padding[i] - first * d) / s : 0;  // exact
+    }
+    const int64_t taps = volume(f.c.kernel, c.spatial);
+    f.pass.src = &gy, f.pass.dst = &f.gx, f.pass.bias = bias;
+    f.pass.m = cig, f.pass.src_group_channels = cog;
+    f.pass.src_size = c.out_size, f.pass.pos_size = f.pos;
+    f.pass.a = mview(0, cog * taps, 1, cig * cog * taps, 0);
+    if (!igemm_fits(dev, f.c, f.pass)) return false;
   }
-  pass.a = mview(0, cog * kv, 1, cig * cog * kv, 0);
-  if (!igemm_fits(dev, c, pass)) return false;
-  Scratch wt(dev, static_cast<uint64_t>(w.numel()) * dtype_size(w.dtype));
-  TensorDesc view = w;  // [group][C_in/g][C_out/g][taps] of w
-  view.sizes = {c.groups, cig, cog};
-  view.strides = {cog * w.strides[0], w.strides[1], w.strides[0]};
-  for (int i = 0; i < c.spatial; ++i) {
-    view.sizes.push_back(c.kernel[i]);
-    view.strides.push_back(w.strides[2 + i]);
+  // Each tap belongs to one phase per dim, so the phases' weights together are w's size.
+  Scratch wt(dev, static_cast<uint64_t>(w.numel() * es));
+  int64_t used = 0;
+  for (DataPhase& f : plan) {
+    const int64_t taps = volume(f.c.kernel, c.spatial);
+    if (taps > 0) {
+      TensorDesc view = w;  // [group][C_in/g][C_out/g][the phase's taps] of w
+      view.sizes = {c.groups, cig, cog};
+      view.strides = {cog * w.strides[0], w.strides[1], w.strides[0]};
+      for (int i = 0; i < c.spatial; ++i) {
+        view.sizes.push_back(f.c.kernel[i]);
+        view.strides.push_back(w.strides[2 + i] * f.step[i]);
+        view.address += static_cast<uint64_t>(f.kk0[i] * w.strides[2 + i] * es);
+      }
+      f.pass.a.address = wt.address + static_cast<uint64_t>(used * es);
+      copy(dev, dense(f.pass.a.address, w.dtype, view.sizes), view);
+      used += view.numel();
+    }
+    igemm_run(dev, f.c, f.pass);  // no taps: the bias alone (or zeros)
   }
-  copy(dev, dense(wt.address, w.dtype, view.sizes), view);
-  pass.a.address = wt.address;
-  igemm_run(dev, c, pass);
   return true;
 }
 

@@ -163,9 +163,9 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
   const int64_t per_group[] = {c.groups, 1};
-  MemRange reads[3] = {{src.address, src.span_bytes()},
-                       matrix_range(pass.a, c.dtype, p.m, p.k, per_group)};
-  size_t nreads = 2;
+  MemRange reads[3] = {{src.address, src.span_bytes()}};
+  size_t nreads = 1;
+  if (p.k > 0) reads[nreads++] = matrix_range(pass.a, c.dtype, p.m, p.k, per_group);
   if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
   const MemRange writes[] = {{dst.address, dst.span_bytes()}};
   const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
