@@ -9,6 +9,11 @@ VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider --tb=sh
   tests/torch/test_conv.py > "$OUT/pytest_conv.log" 2>&1
 echo "pytest test_conv.py ($((SECONDS - t0)) s): $(tail -1 "$OUT/pytest_conv.log")"
 grep -E "^FAILED|^ERROR|^E  " "$OUT/pytest_conv.log" | head -12
+for dt in float32 float16; do
+  timeout 120 python3 bench/bench_conv_algos.py --dtype $dt --json "$OUT/conv_algos_$dt.json" \
+    > "$OUT/conv_algos_$dt.log" 2>&1
+  echo "== conv algorithms, $dt ($((SECONDS - t0)) s)"; cat "$OUT/conv_algos_$dt.log"
+done
 for mode in im2col implicit; do
   VKML_CONV=$mode timeout 150 python3 bench/bench_ops.py --only conv --json "$OUT/conv_$mode.json" \
     > "$OUT/conv_$mode.log" 2>&1

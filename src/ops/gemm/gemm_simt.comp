@@ -185,7 +185,8 @@ void main() {
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
             const int64_t j = col0 + b_unit(l).y * 4 + e;
-            w_shift[l * 4 + e] = j < N ? conv_tap(cg, uint(j), w_chan[l * 4 + e]) : ivec3(CONV_NOWHERE);
+            w_shift[l * 4 + e] =
+                j < N ? conv_tap(cg, uint(j), w_chan[l * 4 + e]) : ivec3(CONV_NOWHERE);
           }
         }
 #endif
@@ -204,16 +205,16 @@ void main() {
 
 #ifdef CONV_WGRAD
         // Every unit of a thread has the same k (threads walk k in both tiles): one decode of
-        // (smp, position) per step serves A's and B's elements.
+        // (sample, position) per step serves A's and B's elements.
         #define FETCH_A(kbase)                                                                \
             const uint kq = (kbase) + gl_LocalInvocationID.x % BK;                            \
             const bool kin = kq < klen;                                                       \
             const int kg = int(k_begin) + int(kq);                                            \
-            const int smp = kg / cg.positions;                                             \
-            const ivec3 o = conv_position(cg, kg - smp * cg.positions);                    \
+            const int smp = kg / cg.positions;                                                \
+            const ivec3 o = conv_position(cg, kg - smp * cg.positions);                       \
             const int o_off = o.x * cg.dst_sp.x + o.y * cg.dst_sp.y + o.z * cg.dst_sp.z;      \
             const uint64_t dy_at =                                                            \
-                cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * IN_SIZE); \
+                cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * IN_SIZE);    \
             [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
                 const int64_t m = row0 + a_unit(l).y * 4 + j;                                 \
@@ -222,8 +223,8 @@ void main() {
             }
         #define FETCH_B(kbase)                                                                \
             const ivec3 x_at = o * cg.mul + cg.add;                                           \
-            const uint64_t x_base = cq.src +                                                  \
-                uint64_t((smp * cq.src_n + b0 * cq.src_group_channels * int64_t(cg.src_c)) * IN_SIZE); \
+            const int64_t x_chan0 = b0 * cq.src_group_channels * int64_t(cg.src_c);          \
+            const uint64_t x_base = cq.src + uint64_t((smp * cq.src_n + x_chan0) * IN_SIZE);  \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
                 rb[l][j] = kin ? conv_gather(cg, x_base, x_at, w_shift[l * 4 + j],            \
@@ -256,7 +257,7 @@ void main() {
               int chan_off;                                                                   \
               const ivec3 shift = conv_tap(cg, kq, chan_off);                                 \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
-                rb[l][j] = kq < klen ? conv_gather(cg, g_base[l * 4 + j], g_at[l * 4 + j],     \
+                rb[l][j] = kq < klen ? conv_gather(cg, g_base[l * 4 + j], g_at[l * 4 + j],    \
                                                    shift, chan_off) : 0.0;                    \
               }                                                                               \
             }
@@ -310,10 +311,10 @@ void main() {
           const uint a_at = cur * A_STAGE + a_rd, b_at = cur * B_STAGE + b_rd;
 #ifdef SIMT_NAMED_ACC
           // c += a (column) x b (row) for one 4x4 block, column by column.
-          #define MAC(c, a, b)                  \
-            c[0] = fma(vec4((a).x), b, c[0]);   \
-            c[1] = fma(vec4((a).y), b, c[1]);   \
-            c[2] = fma(vec4((a).z), b, c[2]);   \
+          #define MAC(c, a, b)                                                                \
+            c[0] = fma(vec4((a).x), b, c[0]);                                                 \
+            c[1] = fma(vec4((a).y), b, c[1]);                                                 \
+            c[2] = fma(vec4((a).z), b, c[2]);                                                 \
             c[3] = fma(vec4((a).w), b, c[3]);
           [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
             const uint ar = a_at + kk * A_LD, br = b_at + kk * B_LD;
@@ -354,7 +355,7 @@ void main() {
           }
         }
         // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias.
-        #define STORE4(i, r, j, val)                                                            \
+        #define STORE4(i, r, j, val)                                                          \
           {                                                                                   \
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
             if (row < M) {                                                                    \
@@ -370,7 +371,7 @@ void main() {
           }
 #else
         // Stores row r of block (i, j) of the thread tile: 4 columns of C (or of a split-K slice).
-        #define STORE4(i, r, j, val)                                                            \
+        #define STORE4(i, r, j, val)                                                          \
           {                                                                                   \
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
             const int64_t col = col0 + (b_rd + (j) * LANES_N) * 4;                            \
@@ -397,7 +398,7 @@ void main() {
           }
 #endif
 #ifdef SIMT_NAMED_ACC
-        #define STORE_BLOCK(c, i, j) \
+        #define STORE_BLOCK(c, i, j)                                                          \
           { STORE4(i, 0, j, c[0]) STORE4(i, 1, j, c[1]) STORE4(i, 2, j, c[2]) STORE4(i, 3, j, c[3]) }
         STORE_BLOCK(c00, 0, 0)
         if (TN > 4) STORE_BLOCK(c01, 0, 1)

@@ -1,0 +1,82 @@
+"""The two convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
+against the implicit GEMMs (VKML_CONV), forward and forward + both gradients, per layer of
+ResNet-18 (32x32 inputs, batch 256) and ResNet-50 (224x224, batch 32). Medians of timed repeats
+after warm-up; the ratio > 1 means the implicit path is faster. On CPU devices the sizes shrink.
+
+    PYTHONPATH=. python bench/bench_conv_algos.py [--dtype float16] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import torch
+import torch.nn.functional as F
+import torch_vkml
+
+from bench.timing import cpu_device, median_seconds
+
+# (Cin, Cout, kernel, stride, input size, batch)
+RESNET18 = [(64, 64, 3, 1, 32, 256), (64, 128, 3, 2, 32, 256), (64, 128, 1, 2, 32, 256),
+            (128, 128, 3, 1, 16, 256), (256, 256, 3, 1, 8, 256), (512, 512, 3, 1, 4, 256)]
+RESNET50 = [(3, 64, 7, 2, 224, 32), (64, 64, 3, 1, 56, 32), (256, 64, 1, 1, 56, 32),
+            (128, 128, 3, 1, 28, 32), (256, 256, 3, 1, 14, 32), (512, 512, 3, 1, 7, 32),
+            (1024, 256, 1, 1, 14, 32)]
+
+
+def layer_runs(cin, cout, k, s, hw, batch, dtype):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, cin, hw, hw, generator=gen).to(dtype).to("vkml").requires_grad_()
+    w = (torch.randn(cout, cin, k, k, generator=gen) * 0.05).to(dtype).to("vkml").requires_grad_()
+
+    def fwd():
+        return F.conv2d(x, w, stride=s, padding=k // 2)
+
+    g = torch.ones_like(fwd())
+
+    def train():
+        return torch.autograd.grad(F.conv2d(x, w, stride=s, padding=k // 2), (x, w), g)
+
+    return fwd, train
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    dtype = getattr(torch, args.dtype)
+    small = cpu_device()
+    layers = RESNET18 + RESNET50
+    if small:  # lavapipe: a few samples of the smaller layers
+        layers = [(ci, co, k, s, min(hw, 16), 4) for ci, co, k, s, hw, _ in RESNET18[:4]]
+    saved = os.environ.get("VKML_CONV")
+    rows = []
+    print(f"{'layer':34} {'pass':9} {'im2col ms':>10} {'implicit ms':>12} {'ratio':>7}")
+    for cin, cout, k, s, hw, batch in layers:
+        fwd, train = layer_runs(cin, cout, k, s, hw, batch, dtype)
+        tag = f"{cin}->{cout} k{k}s{s} @{hw} b{batch}"
+        for name, fn in (("fwd", fwd), ("fwd+bwd", train)):
+            ms = {}
+            for mode in ("im2col", "implicit"):
+                os.environ["VKML_CONV"] = mode
+                ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
+            ratio = ms["im2col"] / ms["implicit"]
+            rows.append(dict(layer=tag, pass_=name, im2col_ms=ms["im2col"],
+                             implicit_ms=ms["implicit"], ratio=ratio))
+            print(f"{tag:34} {name:9} {ms['im2col']:10.3f} {ms['implicit']:12.3f} {ratio:7.2f}",
+                  flush=True)
+    if saved is None:
+        os.environ.pop("VKML_CONV", None)
+    else:
+        os.environ["VKML_CONV"] = saved
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=torch_vkml.device_name(), dtype=args.dtype, rows=rows), f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
