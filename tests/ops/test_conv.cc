@@ -268,6 +268,11 @@ TEST_F(ConvTest, ImplicitGemm) {
   times = kernel_times(dev().stream(), true);
   EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
   EXPECT_EQ(times["gemm_splitk_reduce_f32"].count, 1u);
+  // K steps that carry across the tap digits (a 7x7 stem, stride 2) and, in the weight gradient,
+  // across samples (2x2 outputs: one K step spans 4 samples).
+  run_once({2, 1, 3, 8, 1, {15, 13}, {7, 7}, {2, 2}, {3, 3}, {1, 1}}, DType::kF32);
+  run_once({2, 9, 3, 4, 1, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}}, DType::kF32);
+  kernel_times(dev().stream(), true);
   for (DType t : {DType::kF16, DType::kBF16}) {  // widened on load, fp32 accumulation
     if (!dev().caps().supports_dtype(t)) continue;
     run_once({2, 2, 4, 6, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);

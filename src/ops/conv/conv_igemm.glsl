@@ -61,6 +61,51 @@ ivec3 conv_tap(ConvGather g, uint k, out int chan_off) {
   return ivec3(kd, kh, r - kh * g.kernel.z) * g.kmul;
 }
 
+// An index split into mixed-radix digits: k = (channel, kd, kh, kw) over the kernel, or a
+// column/k = (sample, d, h, w) over the destination's positions. The K loop advances each by the
+// same constant (BK), split into digits once, so it adds with carries instead of dividing.
+struct Digits {
+  int top;  // channel or sample: unbounded
+  ivec3 low;
+};
+
+Digits tap_digits(ConvGather g, int k) {
+  Digits d;
+  d.top = k / max(g.kv, 1);  // kv = 0: a phase without taps, never fetched
+  int r = k - d.top * g.kv;
+  const int kd = r / max(g.khw, 1);
+  r -= kd * g.khw;
+  const int kh = r / max(g.kernel.z, 1);
+  d.low = ivec3(kd, kh, r - kh * g.kernel.z);
+  return d;
+}
+
+Digits position_digits(ConvGather g, int q) {
+  Digits d;
+  d.top = q / g.positions;
+  d.low = conv_position(g, q - d.top * g.positions);
+  return d;
+}
+
+// d + step, where each of step's low digits is below its radix.
+Digits digits_add(Digits d, Digits step, ivec3 radix) {
+  d.low += step.low;
+  d.top += step.top;
+  if (d.low.z >= radix.z) {
+    d.low.z -= radix.z;
+    d.low.y += 1;
+  }
+  if (d.low.y >= radix.y) {
+    d.low.y -= radix.y;
+    d.low.x += 1;
+  }
+  if (d.low.x >= radix.x) {
+    d.low.x -= radix.x;
+    d.top += 1;
+  }
+  return d;
+}
+
 ACC conv_gather(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
   const ivec3 c = at + shift;
   if (any(lessThan(c, ivec3(0))) || any(greaterThanEqual(c, g.size))) return 0.0;

@@ -108,6 +108,8 @@ void main() {
   const ConvGather cg = load_conv_gather(cq);
   int w_chan[B_UNITS * 4];  // per B element (a column: channel, tap): channel offset, tap shift
   ivec3 w_shift[B_UNITS * 4];
+  Digits k_pos;  // this thread's k as (sample, position), stepped by BK without dividing
+  const Digits pos_step = position_digits(cg, int(BK));
 #endif
   const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
   const uint tid = gl_LocalInvocationID.x;
@@ -123,6 +125,8 @@ void main() {
   const int64_t a_kstep = int64_t(BK) * A.col * SIMT_IN_BYTES;
   uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
   ivec3 g_at[B_UNITS * 4];
+  Digits b_tap[B_UNITS];  // each B unit's k as (channel, tap), stepped by BK without dividing
+  const Digits tap_step = tap_digits(cg, int(BK));
 #else
   const uint splits = max(p.splits, 1u);
   const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
@@ -177,6 +181,7 @@ void main() {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
             conv_column(p, cg, b0, col0 + b_unit(l).y * 4 + e, g_base[l * 4 + e], g_at[l * 4 + e]);
           }
+          b_tap[l] = tap_digits(cg, int(b_unit(l).x));
         }
 #else
         uint64_t b_next = elem_addr(B, b0, b1, k_begin, col0, 4);
@@ -189,6 +194,7 @@ void main() {
                 j < N ? conv_tap(cg, uint(j), w_chan[l * 4 + e]) : ivec3(CONV_NOWHERE);
           }
         }
+        k_pos = position_digits(cg, int(k_begin) + int(tid % BK));
 #endif
         const uint m_left = uint(min(M - row0, int64_t(BM))), n_left = uint(min(N - col0, int64_t(BN)));
         [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
@@ -204,14 +210,13 @@ void main() {
 #endif
 
 #ifdef CONV_WGRAD
-        // Every unit of a thread has the same k (threads walk k in both tiles): one decode of
-        // (sample, position) per step serves A's and B's elements.
+        // Every unit of a thread has the same k (threads walk k in both tiles): one (sample,
+        // position), stepped by digits, serves A's and B's elements.
         #define FETCH_A(kbase)                                                                \
             const uint kq = (kbase) + gl_LocalInvocationID.x % BK;                            \
             const bool kin = kq < klen;                                                       \
-            const int kg = int(k_begin) + int(kq);                                            \
-            const int smp = kg / cg.positions;                                                \
-            const ivec3 o = conv_position(cg, kg - smp * cg.positions);                       \
+            const int smp = k_pos.top;                                                        \
+            const ivec3 o = k_pos.low;                                                        \
             const int o_off = o.x * cg.dst_sp.x + o.y * cg.dst_sp.y + o.z * cg.dst_sp.z;      \
             const uint64_t dy_at =                                                            \
                 cq.dst + uint64_t((smp * cq.dst_n + b0 * M * cq.dst_c + o_off) * IN_SIZE);    \
@@ -223,7 +228,7 @@ void main() {
             }
         #define FETCH_B(kbase)                                                                \
             const ivec3 x_at = o * cg.mul + cg.add;                                           \
-            const int64_t x_chan0 = b0 * cq.src_group_channels * int64_t(cg.src_c);          \
+            const int64_t x_chan0 = b0 * cq.src_group_channels * int64_t(cg.src_c);           \
             const uint64_t x_base = cq.src + uint64_t((smp * cq.src_n + x_chan0) * IN_SIZE);  \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
@@ -231,7 +236,7 @@ void main() {
                                              w_chan[l * 4 + j]) : 0.0;                        \
               }                                                                               \
             }
-        #define ADVANCE_A
+        #define ADVANCE_A k_pos = digits_add(k_pos, pos_step, cg.pos_size);
         #define ADVANCE_B
 #else
         #define FETCH_A(kbase)                                                                \
@@ -250,18 +255,21 @@ void main() {
         #define ADVANCE_A a_next += uint64_t(a_kstep);
 #endif
 #if defined(CONV_IMPLICIT)
-        // One tap decode per unit; its 4 columns differ only in sample and position.
+        // One tap per unit; its 4 columns differ only in sample and position.
         #define FETCH_B(kbase)                                                                \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               const uint kq = (kbase) + b_unit(l).x;                                          \
-              int chan_off;                                                                   \
-              const ivec3 shift = conv_tap(cg, kq, chan_off);                                 \
+              const int chan_off = b_tap[l].top * cg.src_c;                                   \
+              const ivec3 shift = b_tap[l].low * cg.kmul;                                     \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
                 rb[l][j] = kq < klen ? conv_gather(cg, g_base[l * 4 + j], g_at[l * 4 + j],    \
                                                    shift, chan_off) : 0.0;                    \
               }                                                                               \
             }
-        #define ADVANCE_B
+        #define ADVANCE_B                                                                     \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              b_tap[l] = digits_add(b_tap[l], tap_step, cg.kernel);                           \
+            }
 #elif !defined(CONV_WGRAD)
         #define FETCH_B(kbase)                                                                \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
