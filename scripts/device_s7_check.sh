@@ -1,7 +1,8 @@
 #!/bin/bash
 # On the GPU machine, one lease (~10 min of device time): build, the implicit-GEMM convolution
 # against im2col + GEMM (decides VKML_CONV's GPU default), test_conv.py on the GPU (both paths),
-# then the ResNets against CUDA with each path. Summary to stdout; logs to $OUT.
+# the ResNets against CUDA with each path, then the memory-bound ops (column reductions' named
+# states) and test_reduce.py. Summary to stdout; logs to $OUT.
 set -uo pipefail
 source scripts/device_build_env.sh
 t0=$SECONDS
@@ -26,4 +27,10 @@ for mode in im2col implicit; do
   echo "== ResNets, VKML_CONV=$mode ($((SECONDS - t0)) s)"
   tail -6 "$OUT/models_$mode.log"
 done
+# Column reductions with named per-column states (reduce_col<W>_*; 0.21-0.27x of CUDA before).
+timeout 90 python3 bench/bench_ops.py --only memory --json "$OUT/bench_memory.json" > "$OUT/bench_memory.log" 2>&1
+echo "== memory-bound ops ($((SECONDS - t0)) s)"; grep -iE "column|sum|copy|add fp32" "$OUT/bench_memory.log"
+VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider --tb=short tests/torch/test_reduce.py \
+  > "$OUT/pytest_reduce.log" 2>&1
+echo "pytest test_reduce.py: $(tail -1 "$OUT/pytest_reduce.log")"
 echo "total $((SECONDS - t0)) s after the build"

@@ -309,7 +309,16 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
                      idx64 ? 1u : 0u,
                      vec_w,
                      plan.col_w};
-  const Pipeline& pipe = dev.pipeline(shader, spec);
+  // The column layout's first pass is its own variant; its FINAL pass is the plain kernel's,
+  // which does not read COL_W (0 there, so that one pipeline serves every plain pass).
+  const Pipeline& first = dev.pipeline(
+      plan.col_w > 0
+          ? variant_name(("reduce_col" + std::to_string(plan.col_w)).c_str(), acc_kind(vdt),
+                         touches_f64)
+          : shader,
+      spec);
+  spec[8] = 0;
+  const Pipeline& plain = plan.col_w > 0 ? dev.pipeline(shader, spec) : first;
   if (force.splits > 0 && g.nred > 0) {
     plan.chunk = ceil_div(g.nred, force.splits);
     plan.splits = static_cast<uint32_t>(ceil_div(g.nred, plan.chunk));
@@ -336,8 +345,8 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   if (a.out0.address) outs[nouts++] = {a.out0.address, a.out0.span_bytes()};
   if (a.out1.address) outs[nouts++] = {a.out1.address, a.out1.span_bytes()};
   Stream& stream = dev.stream();
-  auto launch = [&](const ReduceParams& params, uint32_t gy, std::span<const MemRange> reads,
-                    std::span<const MemRange> writes) {
+  auto launch = [&](const Pipeline& pipe, const ReduceParams& params, uint32_t gy,
+                    std::span<const MemRange> reads, std::span<const MemRange> writes) {
     uint64_t addr = stream.params(&params, sizeof(params));
     uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(params.out_groups, kMaxGroups));
     stream.dispatch(pipe, gx, gy, 1, &addr, sizeof(addr), reads, writes);
@@ -348,7 +357,7 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
     plan.chunk = std::max<int64_t>(g.nred, 1);
     set_layout(&p, plan, g.nred);
     p.stage = VKML_RED_STAGE_DIRECT;
-    launch(p, 1, {&src_range, 1}, {outs, nouts});
+    launch(first, p, 1, {&src_range, 1}, {outs, nouts});
     return;
   }
   // Two passes: partial states per (output, split), then one combining pass.
@@ -360,14 +369,14 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
   p.partial = partial;
   set_layout(&p, plan, g.nred);
   p.stage = VKML_RED_STAGE_PARTIAL;
-  launch(p, plan.splits, {&src_range, 1}, {&partial_range, 1});
+  launch(first, p, plan.splits, {&src_range, 1}, {&partial_range, 1});
 
   ReducePlan final_plan = plan_reduce(g.nout, plan.splits, 1, 0, dev.caps());
   final_plan.splits = 1;
   set_layout(&p, final_plan, plan.splits);
   p.chunk = plan.splits;
   p.stage = VKML_RED_STAGE_FINAL;
-  launch(p, 1, {&partial_range, 1}, {outs, nouts});
+  launch(plain, p, 1, {&partial_range, 1}, {outs, nouts});
   // The stream orders later users of this memory after the final pass (hazard tracking).
   dev.free(partial);
 }

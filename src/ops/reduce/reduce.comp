@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Strided reduction over a set of dims. Each output is reduced by a group of RY threads of one
 // workgroup (RY = 1: one thread per output), which meet in a shared-memory tree; long reductions
 // are split over several workgroups (stage PARTIAL) whose accumulator states a FINAL pass combines.
@@ -289,10 +290,23 @@ void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t 
   }
 }
 
+#ifdef REDUCE_COLUMNS
 // Column layout, direct or partial pass: thread (ox, ry) takes block ox of its workgroup's blocks
 // of COL_W adjacent outputs along the innermost kept dim, and rows ry, ry + ry_count, ... of its
 // split, four rows per round with every load issued before any combine; the block's rows then
 // meet in the shared-memory tree one output at a time.
+// The COL_W states are named (s0..s7) and every use is guarded by a comparison of constants:
+// an array indexed in loops bounded by the COL_W specialization constant may stay in local memory
+// (the GEMM's array accumulators ran 10x slower than named ones on the H200). Built as its own
+// variants (reduce_col<W>_*): the unrolled code would slow every other pipeline's compilation.
+// REDUCE_COLUMNS is the variant's COL_W (2, 4 or 8): only that many states exist in its code.
+#if REDUCE_COLUMNS == 2
+#define COL_EACH(F) F(0) F(1)
+#elif REDUCE_COLUMNS == 4
+#define COL_EACH(F) F(0) F(1) F(2) F(3)
+#else
+#define COL_EACH(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7)
+#endif
 void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64_t split,
                     int64_t r_begin, int64_t r_end) {
   const uint es = dtype_bytes(IN_DT);
@@ -308,8 +322,8 @@ void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64
   for (uint og = gl_WorkGroupID.x; og < pc.p.out_groups; og += gl_NumWorkGroups.x) {
     int64_t b = (int64_t(og) << ox_log2) + int64_t(ox);
     bool valid = b < nblocks;
-    State s[8];
-    for (uint k = 0u; k < COL_W; ++k) s[k] = init_state();
+    #define COL_DECLARE(K) State s##K = init_state();
+    COL_EACH(COL_DECLARE)
     int64_t o = 0, src_off = 0, off0 = 0, off1 = 0;
     uint cols = 0u;
     if (valid) {
@@ -323,60 +337,68 @@ void reduce_columns(uint t, uint ox, uint ry, uint ry_count, uint ox_log2, int64
       uint64_t row_addr = src + uint64_t(src_off + (r_begin + int64_t(ry)) * stride) * uint64_t(es);
       for (int64_t r = r_begin + int64_t(ry); r < r_end;
            r += 4 * ry_step, row_addr += 4ul * u_step) {
-        V x[4][8];
-        for (int u = 0; u < 4; ++u) {
-          int64_t ru = r + int64_t(u) * ry_step;
-          if (ru < r_end) {
-            uint64_t addr = one_dim ? row_addr + uint64_t(u) * u_step
-                                    : src + uint64_t(src_off + reduced_offset(ru)) * uint64_t(es);
-            if (cols == COL_W && (addr & 15ul) == 0ul) {
-              load_cols(IN_DT, addr, x[u]);
-            } else {
-              // A partial block at the end of a line, or a row not 16-byte aligned.
-              for (uint k = 0u; k < COL_W; ++k) {
-                x[u][k] = k < cols ? load_as(IN_DT, addr, int64_t(k)) : V(0);
-              }
-            }
+        V x0[8], x1[8], x2[8], x3[8];  // rows r + u * ry_step, u = 0..3
+        #define COL_LOAD(U)                                                                   \
+          {                                                                                   \
+            const int64_t ru = r + int64_t(U) * ry_step;                                      \
+            if (ru < r_end) {                                                                 \
+              const uint64_t addr =                                                           \
+                  one_dim ? row_addr + uint64_t(U) * u_step                                   \
+                          : src + uint64_t(src_off + reduced_offset(ru)) * uint64_t(es);      \
+              if (cols == COL_W && (addr & 15ul) == 0ul) {                                    \
+                load_cols(IN_DT, addr, x##U);                                                 \
+              } else { /* a partial block at the end of a line, or a row not 16-byte aligned */ \
+                [[unroll]] for (uint k = 0u; k < 8u; ++k) {                                   \
+                  x##U[k] = k < cols ? load_as(IN_DT, addr, int64_t(k)) : V(0);               \
+                }                                                                             \
+              }                                                                               \
+            }                                                                                 \
           }
-        }
-        for (int u = 0; u < 4; ++u) {
-          int64_t ru = r + int64_t(u) * ry_step;
-          if (ru < r_end) {
-            for (uint k = 0u; k < COL_W; ++k) {
-              V xk = CMP_DT != IN_DT ? round_through(CMP_DT, x[u][k]) : x[u][k];
-              s[k] = combine(s[k], element_state(xk, ru));
-            }
+        COL_LOAD(0) COL_LOAD(1) COL_LOAD(2) COL_LOAD(3)
+        #define COL_COMBINE_ONE(K)                                                            \
+          if (COL_W > uint(K)) {                                                              \
+            V xk = CMP_DT != IN_DT ? round_through(CMP_DT, xs[K]) : xs[K];                    \
+            s##K = combine(s##K, element_state(xk, ru));                                      \
           }
-        }
+        #define COL_COMBINE(U)                                                                \
+          {                                                                                   \
+            const int64_t ru = r + int64_t(U) * ry_step;                                      \
+            if (ru < r_end) {                                                                 \
+              V xs[8] = x##U;                                                                 \
+              COL_EACH(COL_COMBINE_ONE)                                                       \
+            }                                                                                 \
+          }
+        COL_COMBINE(0) COL_COMBINE(1) COL_COMBINE(2) COL_COMBINE(3)
       }
     }
-    if (ry_count > 1u) {
-      uint partner_step = 1u << ox_log2;
-      for (uint k = 0u; k < COL_W; ++k) {
-        share(t, s[k]);
-        barrier();
-        for (uint step = ry_count >> 1; step > 0u; step >>= 1) {
-          if (ry < step) {
-            s[k] = combine(s[k], shared_state(t + step * partner_step));
-            share(t, s[k]);
-          }
-          barrier();
-        }
+    #define COL_TREE(K)                                                                       \
+      if (COL_W > uint(K) && ry_count > 1u) {                                                 \
+        const uint partner_step = 1u << ox_log2;                                              \
+        share(t, s##K);                                                                       \
+        barrier();                                                                            \
+        for (uint step = ry_count >> 1; step > 0u; step >>= 1) {                              \
+          if (ry < step) {                                                                    \
+            s##K = combine(s##K, shared_state(t + step * partner_step));                      \
+            share(t, s##K);                                                                   \
+          }                                                                                   \
+          barrier();                                                                          \
+        }                                                                                     \
       }
-    }
-    if (ry == 0u && valid) {
-      for (uint k = 0u; k < COL_W; ++k) {
-        if (k >= cols) break;
-        if (pc.p.stage == VKML_RED_STAGE_PARTIAL) {
-          uint64_t slot = uint64_t(o + int64_t(k)) * uint64_t(pc.p.splits) + uint64_t(split);
-          PState(pc.p.partial + slot * uint64_t(STATE_BYTES)).s = s[k];
-        } else {
-          write_outputs(s[k], off0 + int64_t(k) * out0_step, off1 + int64_t(k) * out1_step);
-        }
+    COL_EACH(COL_TREE)
+    #define COL_WRITE(K)                                                                      \
+      if (COL_W > uint(K) && ry == 0u && valid && uint(K) < cols) {                           \
+        if (pc.p.stage == VKML_RED_STAGE_PARTIAL) {                                           \
+          uint64_t slot = uint64_t(o + int64_t(K)) * uint64_t(pc.p.splits) + uint64_t(split); \
+          PState(pc.p.partial + slot * uint64_t(STATE_BYTES)).s = s##K;                       \
+        } else {                                                                              \
+          write_outputs(s##K, off0 + int64_t(K) * out0_step, off1 + int64_t(K) * out1_step);  \
+        }                                                                                     \
       }
-    }
+    COL_EACH(COL_WRITE)
   }
 }
+
+#endif  // REDUCE_COLUMNS
 
 void main() {
   g_norm_kind = pc.p.norm_kind;
@@ -405,10 +427,10 @@ void main() {
   int64_t split = int64_t(gl_WorkGroupID.y);
   int64_t r_begin = stage == VKML_RED_STAGE_FINAL ? 0 : split * pc.p.chunk;
   int64_t r_end = stage == VKML_RED_STAGE_FINAL ? nred : min(nred, r_begin + pc.p.chunk);
-  if (COL_W > 0u && stage != VKML_RED_STAGE_FINAL) {
-    reduce_columns(t, ox, ry, ry_count, ox_log2, split, r_begin, r_end);
-    return;
-  }
+#ifdef REDUCE_COLUMNS  // the direct or partial pass of the column layout (its FINAL is the plain one)
+  reduce_columns(t, ox, ry, ry_count, ox_log2, split, r_begin, r_end);
+  return;
+#endif
 
   for (uint og = gl_WorkGroupID.x; og < pc.p.out_groups; og += gl_NumWorkGroups.x) {
     int64_t o = (int64_t(og) << ox_log2) + int64_t(ox);

@@ -8,3 +8,15 @@ foreach(kernel reduce scan)
   vkml_shader(NAME ${kernel}_i64 SOURCE ${_src} DEFINES ACC_I64 INCLUDE ${_dir})
   vkml_shader(NAME ${kernel}_i64_fp64 SOURCE ${_src} DEFINES ACC_I64 VKML_USE_FP64 INCLUDE ${_dir})
 endforeach()
+# The column layout's first pass (REDUCE_COLUMNS=<adjacent outputs per thread>): its own variants,
+# so that its unrolled named states do not weigh on the other reductions' pipelines.
+set(_src ${_dir}/reduce.comp)
+foreach(w 2 4 8)
+  set(_c REDUCE_COLUMNS=${w})
+  vkml_shader(NAME reduce_col${w}_f32 SOURCE ${_src} DEFINES ACC_F32 ${_c} INCLUDE ${_dir})
+  vkml_shader(NAME reduce_col${w}_f64 SOURCE ${_src} DEFINES ACC_F64 VKML_USE_FP64 ${_c}
+              INCLUDE ${_dir})
+  vkml_shader(NAME reduce_col${w}_i64 SOURCE ${_src} DEFINES ACC_I64 ${_c} INCLUDE ${_dir})
+  vkml_shader(NAME reduce_col${w}_i64_fp64 SOURCE ${_src} DEFINES ACC_I64 VKML_USE_FP64 ${_c}
+              INCLUDE ${_dir})
+endforeach()
