@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import dist_worker as w
@@ -104,19 +105,29 @@ def test_destroy_joins_gloo_threads(tmp_path):
     """destroy_process_group() joins Gloo's worker threads at once. Left to interpreter exit, a
     worker still releasing a Python callback after finalisation began aborted the process
     ("terminate called without an active exception", 1 torchrun exit in ~30 on 2 cores)."""
+    base = gloo_workers()  # threads of groups other tests left alive, if any
     dist.init_process_group(
         "vkml", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
     )
     group = dist.group.WORLD
     t = torch.randn(7, device="vkml")
     dist.all_reduce(t)
+    # A worker names itself once it runs: wait for both of the group's (CI saw 1 of 2 named).
+    deadline = time.monotonic() + 30
+    while gloo_workers() < base + 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     before = gloo_workers()
     # Gloo's reduce-scatter Work has no future: a Python thread waits on it, left unwaited here.
     src = torch.randn(6, generator=torch.Generator().manual_seed(3))
     out = torch.empty(6, device="vkml")
     dist.reduce_scatter_single(out, src.to("vkml"), async_op=True)
     dist.destroy_process_group()
-    assert before >= 2 and gloo_workers() == before - 2, "Gloo's workers outlived destroy"
+    # Joined threads leave /proc a moment after the join returns; left unjoined they would stay
+    # until the interpreter exits.
+    deadline = time.monotonic() + 30
+    while gloo_workers() > base and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert before == base + 2 and gloo_workers() == base, "Gloo's workers outlived destroy"
     assert not [w for w in threading.enumerate() if w.name == "vkml-dist-wait"]
     assert torch.equal(out.cpu(), src)  # one rank: the sum is the input
     with pytest.raises(RuntimeError, match="after destroy_process_group"):
