@@ -64,6 +64,13 @@ uint32_t grid(int64_t n, uint32_t limit) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Product of the first `spatial` sizes: the pass's positions, or the kernel's taps.
+int64_t volume(const int64_t* sizes, int spatial) {
+  int64_t v = 1;
+  for (int i = 0; i < spatial; ++i) v *= sizes[i];
+  return v;
+}
+
 }  // namespace
 
 bool conv_implicit_requested(const DeviceCaps& caps) {
@@ -95,8 +102,7 @@ bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
     if (std::abs(pass.kmul[i]) * (c.kernel[i] - 1) >= kTapLimit) return false;
     if (std::abs(pass.add[i]) + (pass.pos_size[i] - 1) * pass.mul[i] >= kTapLimit) return false;
   }
-  int64_t positions = 1, kv = 1;
-  for (int i = 0; i < c.spatial; ++i) positions *= pass.pos_size[i], kv *= c.kernel[i];
+  const int64_t positions = volume(pass.pos_size, c.spatial), kv = volume(c.kernel, c.spatial);
   if (positions >= kOffsetLimit || pass.src_group_channels * kv >= kOffsetLimit) return false;
   // gemm_simt's K loop keeps A's offsets within a tile in 32 bits.
   const int64_t a_span =
@@ -114,8 +120,7 @@ ConvGemmParams conv_gemm_params(const ConvDesc& c, const IgemmPass& pass) {
   p.a = {pass.a.address, pass.a.row_stride, pass.a.col_stride, pass.a.batch_stride[0], 0};
   p.src = src.address;
   p.dst = dst.address;
-  int64_t positions = 1, kv = 1;
-  for (int i = 0; i < c.spatial; ++i) positions *= pass.pos_size[i], kv *= c.kernel[i];
+  const int64_t positions = volume(pass.pos_size, c.spatial), kv = volume(c.kernel, c.spatial);
   p.m = pass.m;
   p.n = c.batch * positions;
   p.k = pass.src_group_channels * kv;
@@ -176,11 +181,9 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
 
 bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   if (!igemm_fits(dev, c, pass) || !has_shader(wgrad_shader(c))) return false;
-  int64_t positions = 1, dy_span = 0;
-  for (int i = 0; i < c.spatial; ++i) {
-    positions *= pass.pos_size[i];
-    dy_span += (pass.pos_size[i] - 1) * pass.dst->strides[2 + i];
-  }
+  const int64_t positions = volume(pass.pos_size, c.spatial);
+  int64_t dy_span = 0;
+  for (int i = 0; i < c.spatial; ++i) dy_span += (pass.pos_size[i] - 1) * pass.dst->strides[2 + i];
   // k = (sample, position) and the output gradient's spatial offsets are 32-bit in the shader.
   return c.batch * positions < kOffsetLimit && fits_i32(dy_span);
 }
@@ -189,8 +192,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
                      int64_t gw_k) {
   const DeviceCaps& caps = dev.caps();
   const ConvGemmParams q = conv_gemm_params(c, pass);
-  int64_t kv = 1;
-  for (int i = 0; i < c.spatial; ++i) kv *= c.kernel[i];
+  const int64_t kv = volume(c.kernel, c.spatial);
   GemmParams g{};
   g.c = {gw.address, gw.strides[0], gw_k, pass.m * gw.strides[0], 0};
   g.m = pass.m;

@@ -50,17 +50,6 @@ void conv_column(ConvGemmParams p, ConvGather g, int64_t group, int64_t j, out u
   base = p.src + uint64_t((n * p.src_n + group * p.src_group_channels * int64_t(g.src_c)) * IN_SIZE);
 }
 
-// Row k of B: the channel's offset and the tap's coordinate shift.
-ivec3 conv_tap(ConvGather g, uint k, out int chan_off) {
-  const int c = int(k) / g.kv;
-  int r = int(k) - c * g.kv;
-  const int kd = r / g.khw;
-  r -= kd * g.khw;
-  const int kh = r / g.kernel.z;
-  chan_off = c * g.src_c;
-  return ivec3(kd, kh, r - kh * g.kernel.z) * g.kmul;
-}
-
 // An index split into mixed-radix digits: k = (channel, kd, kh, kw) over the kernel, or a
 // column/k = (sample, d, h, w) over the destination's positions. The K loop advances each by the
 // same constant (BK), split into digits once, so it adds with carries instead of dividing.

@@ -190,8 +190,9 @@ void main() {
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
             const int64_t j = col0 + b_unit(l).y * 4 + e;
-            w_shift[l * 4 + e] =
-                j < N ? conv_tap(cg, uint(j), w_chan[l * 4 + e]) : ivec3(CONV_NOWHERE);
+            const Digits tap = tap_digits(cg, int(j));  // column j = (channel, tap)
+            w_chan[l * 4 + e] = tap.top * cg.src_c;
+            w_shift[l * 4 + e] = j < N ? tap.low * cg.kmul : ivec3(CONV_NOWHERE);
           }
         }
         k_pos = position_digits(cg, int(k_begin) + int(tid % BK));
