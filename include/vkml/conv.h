@@ -21,6 +21,9 @@ struct ConvDesc {
   int64_t in_size[3] = {1, 1, 1}, out_size[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
   DType dtype = DType::kF32;
+  // fp32 may multiply on tensor cores as bf16 pairs (about 16 significant bits per product, more
+  // than TF32's 11): the bridge sets it from torch.backends.cudnn.allow_tf32, CUDA's own switch.
+  bool fp32_tensor_cores = false;
   // Bytes of im2col workspace per chunk of the batch; 0 picks a default (tests force chunking).
   uint64_t workspace_limit = 0;
 };

@@ -68,6 +68,9 @@ GemmPlan choose_gemm_plan(
     const GemmDesc& desc, const DeviceCaps& caps,
     const std::function<bool(const std::string&)>& shader_exists = has_shader);
 
+// Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.
+bool coopmat_shape_ok(const DeviceCaps& caps, DType in);
+
 // Checks the descriptor (throws InvalidArgument / NotSupported) without recording anything.
 void validate_gemm(const GemmDesc& desc, const DeviceCaps& caps);
 

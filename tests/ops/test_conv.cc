@@ -117,14 +117,20 @@ class ConvTest : public DeviceTest {
       setenv("VKML_CONV", mode, 1);
       run_once(g, t, workspace, channels_last);
     }
+    // fp32 as bf16 pairs on cooperative matrices, where the device has them (same tolerance).
+    if (t == DType::kF32 && dev().caps().coopmat_bf16) {
+      run_once(g, t, workspace, channels_last, true);
+    }
     unsetenv("VKML_CONV");
   }
 
   // Runs forward, data, weight and bias passes of one geometry; checks each against the
   // reference. x can be given channels-last strides (2-D only).
-  void run_once(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
+  void run_once(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false,
+                bool fp32_tensor_cores = false) {
     ConvData d(g, t);
     d.c.workspace_limit = workspace;
+    d.c.fp32_tensor_cores = fp32_tensor_cores;
     const ConvDesc& c = d.c;
     std::vector<double> y_ref(d.y.size(), 0.0), gx_ref(d.x.size(), 0.0), gw_ref(d.w.size(), 0.0);
     std::vector<double> gb_ref(g.cout, 0.0);
@@ -278,14 +284,19 @@ TEST_F(ConvTest, ImplicitGemm) {
     run_once({2, 2, 4, 6, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
     times = kernel_times(dev().stream(), true);
     const std::string dt(dtype_name(t));
-    EXPECT_EQ(times["conv_igemm_" + dt].count, 2u) << dt;
-    EXPECT_EQ(times["conv_igemm_wgrad_" + dt].count, 1u) << dt;
+    // The SIMT kernels, or their cooperative-matrix twins where the device has them.
+    EXPECT_EQ(times["conv_igemm_" + dt].count + times["conv_igemmc_" + dt].count, 2u) << dt;
+    EXPECT_EQ(times["conv_igemm_wgrad_" + dt].count + times["conv_igemmc_wgrad_" + dt].count, 1u)
+        << dt;
   }
   set_profiling(dev().stream(), false);
-  unsetenv("VKML_CONV");  // the default: implicit on CPU devices (lavapipe), im2col on GPUs
-  EXPECT_EQ(ops::conv_implicit_requested(dev().caps()), dev().caps().kind == DeviceKind::kCpu);
-  setenv("VKML_CONV", "im2col-typo", 1);
+  unsetenv("VKML_CONV");  // the default: implicit for fp32, and everywhere on CPU devices
   ConvData d(k2d, DType::kF32);
+  EXPECT_TRUE(ops::conv_implicit_requested(dev(), d.c));
+  if (dev().caps().kind == DeviceKind::kCpu) {
+    EXPECT_TRUE(ops::conv_implicit_requested(dev(), make_desc(k2d, DType::kF16)));
+  }
+  setenv("VKML_CONV", "im2col-typo", 1);
   DeviceBuffer buf(dev(), 1 << 16);
   EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
                                  desc(buf.address + 4096, DType::kF32, d.ws), nullptr,

@@ -2,6 +2,7 @@
 // depthwise) to convolution_overrideable and its gradient to
 // convolution_backward_overrideable. A transposed convolution is handed to the core as the
 // data gradient of the regular convolution from its output space to its input space.
+#include <ATen/Context.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -42,6 +43,7 @@ ConvDesc describe(const at::Tensor& input, const at::Tensor& weight, const Param
   c.batch = input.size(0);
   c.groups = p.groups;
   c.dtype = to_core_dtype(input.scalar_type());
+  c.fp32_tensor_cores = at::globalContext().allowTF32CuDNN();
   for (int i = 0; i < spatial; ++i) {
     c.kernel[i] = weight.size(2 + i);
     c.stride[i] = param(p.stride, i);

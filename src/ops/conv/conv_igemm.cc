@@ -9,6 +9,7 @@
 
 #include "ops/conv/conv_igemm_params.h"
 #include "ops/conv/conv_params.h"
+#include "vkml/gemm.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -71,11 +72,80 @@ int64_t volume(const int64_t* sizes, int spatial) {
   return v;
 }
 
+// Cooperative-matrix tiles (conv_igemmc_*): BM x BN over SUBGROUPS subgroups in a grid, each
+// owning WM x WN blocks of 16x16.
+struct CoopTile {
+  uint32_t bm, bn, subgroups, wm, wn;
+};
+constexpr CoopTile kCoopLarge{128, 128, 8, 4, 2};
+constexpr CoopTile kCoopSmall{64, 64, 4, 2, 2};
+
+std::string coop_shader(const ConvDesc& c, bool wgrad) {
+  return std::string(wgrad ? "conv_igemmc_wgrad_" : "conv_igemmc_") +
+         std::string(dtype_name(c.dtype));
+}
+
+// fp32 is split into bf16 pairs whose tiles take twice the shared memory: half the K step.
+uint32_t coop_bk(const ConvDesc& c) { return c.dtype == DType::kF32 ? 16 : 32; }
+
+// Whether a pass runs on cooperative matrices: halves wherever the device has 16x16x16 ones,
+// fp32 as bf16 pairs when the caller allows (c.fp32_tensor_cores). VKML_CONV_COOPMAT=0 keeps the
+// SIMT kernels (for comparisons on a device).
+bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
+  const char* env = std::getenv("VKML_CONV_COOPMAT");
+  if (env && std::string(env) == "0") return false;
+  const DeviceCaps& caps = dev.caps();
+  const uint32_t sg = caps.subgroup_size;
+  if (sg != 16 && sg != 32 && sg != 64) return false;
+  DType mma = c.dtype;
+  if (c.dtype == DType::kF32) {
+    if (!c.fp32_tensor_cores) return false;
+    mma = DType::kBF16;
+  } else if (c.dtype != DType::kF16 && c.dtype != DType::kBF16) {
+    return false;
+  }
+  return coopmat_shape_ok(caps, mma) && has_shader(coop_shader(c, wgrad));
+}
+
+bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c) {
+  const uint32_t threads = t.subgroups * caps.subgroup_size, octets = coop_bk(c) / 8;
+  const uint32_t parts = c.dtype == DType::kF32 ? 2 : 1;
+  if (threads > caps.max_workgroup_invocations) return false;
+  if ((t.bm * octets) % threads != 0 || (t.bn * octets) % threads != 0) return false;
+  const uint32_t stage = parts * (t.bm + t.bn) * (octets + 1);  // 16-byte vectors, padded rows
+  if (t.subgroups * 64 > 2 * stage) return false;  // the epilogue's scratch reuses the stages
+  return 2 * stage * 16 <= caps.max_shared_memory;
+}
+
+// The large tile while it gives enough blocks to fill the device, else the small one; false
+// when neither fits (the SIMT kernels take the pass).
+bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int64_t n,
+                      int64_t batches, CoopTile* out) {
+  const int64_t large = ((m + 127) / 128) * ((n + 127) / 128) * batches;
+  const bool large_ok = coop_tile_fits(kCoopLarge, caps, c);
+  if (large_ok && m > 64 && large >= 128) {
+    *out = kCoopLarge;
+    return true;
+  }
+  if (coop_tile_fits(kCoopSmall, caps, c)) {
+    *out = kCoopSmall;
+    return true;
+  }
+  if (!large_ok) return false;
+  *out = kCoopLarge;
+  return true;
+}
+
 }  // namespace
 
-bool conv_implicit_requested(const DeviceCaps& caps) {
+bool conv_implicit_requested(Device& dev, const ConvDesc& c) {
   const char* env = std::getenv("VKML_CONV");
-  if (!env || !*env) return caps.kind == DeviceKind::kCpu;
+  if (!env || !*env) {
+    // Halves on GPUs: im2col feeds the cooperative-matrix GEMM, which beat the SIMT implicit
+    // kernel on the H200; the implicit one wins once it runs on cooperative matrices too.
+    const bool half = c.dtype == DType::kF16 || c.dtype == DType::kBF16;
+    return dev.caps().kind == DeviceKind::kCpu || !half || coop_ok(dev, c, false);
+  }
   const std::string mode(env);
   if (mode == "implicit") return true;
   if (mode == "im2col") return false;
@@ -159,12 +229,27 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
   const ConvGemmParams p = conv_gemm_params(c, pass);
   const DeviceCaps& caps = dev.caps();
-  const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
-  // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
-  const bool a_k_fast = pass.a.col_stride == 1 || pass.a.row_stride != 1;
-  const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
-                           a_k_fast ? 1u : 0u, 1u, 0u, 0u};
-  const Pipeline& pipe = dev.pipeline(shader(c), spec);
+  uint32_t tile_m = 0, tile_n = 0;
+  const Pipeline* pipe = nullptr;
+  CoopTile ct{};
+  if (coop_ok(dev, c, false) && choose_coop_tile(caps, c, p.m, p.n, c.groups, &ct)) {
+    // 16-byte weight loads when k is contiguous and every octet starts 16-byte aligned.
+    const MatrixView& a = pass.a;
+    const bool a_vec = a.col_stride == 1 && a.row_stride % 8 == 0 && a.batch_stride[0] % 8 == 0 &&
+                       a.address % 16 == 0;
+    const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, coop_bk(c), ct.wm,
+                             ct.wn, ct.subgroups, a_vec ? 1u : 0u};
+    pipe = &dev.pipeline(coop_shader(c, false), spec);
+    tile_m = ct.bm, tile_n = ct.bn;
+  } else {
+    const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
+    // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
+    const bool a_k_fast = pass.a.col_stride == 1 || pass.a.row_stride != 1;
+    const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
+                             a_k_fast ? 1u : 0u, 1u, 0u, 0u};
+    pipe = &dev.pipeline(shader(c), spec);
+    tile_m = t.bm, tile_n = t.bn;
+  }
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
   const int64_t per_group[] = {c.groups, 1};
@@ -174,8 +259,8 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
   const MemRange writes[] = {{dst.address, dst.span_bytes()}};
   const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
-  dev.stream().dispatch(pipe, grid((p.n + t.bn - 1) / t.bn, maxg[0]),
-                        grid((p.m + t.bm - 1) / t.bm, maxg[1]), grid(c.groups, maxg[2]), &addr,
+  dev.stream().dispatch(*pipe, grid(ceil_div(p.n, tile_n), maxg[0]),
+                        grid(ceil_div(p.m, tile_m), maxg[1]), grid(c.groups, maxg[2]), &addr,
                         sizeof(addr), {reads, nreads}, writes, cost);
 }
 
@@ -202,8 +287,12 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   g.batch1 = 1;
   g.alpha = 1.0f, g.alpha_f64 = 1.0;
   const IgemmTile t = choose_tile(caps, g.m, g.n, c.groups);
+  CoopTile ct{};
+  const bool coop = coop_ok(dev, c, true) && choose_coop_tile(caps, c, g.m, g.n, c.groups, &ct);
+  const uint32_t tile_m = coop ? ct.bm : t.bm, tile_n = coop ? ct.bn : t.bn;
+  const uint32_t tile_k = coop ? coop_bk(c) : t.bk;
   // K is batch x positions, long beside a weight-sized output: split it as gemm_plan does.
-  const int64_t blocks = ceil_div(g.m, t.bm) * ceil_div(g.n, t.bn) * c.groups;
+  const int64_t blocks = ceil_div(g.m, tile_m) * ceil_div(g.n, tile_n) * c.groups;
   const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
   int64_t splits = 1;
   if (blocks < target && g.k >= 1024) {
@@ -211,7 +300,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
     while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;  // fp32
   }
   if (splits > 1) {
-    g.k_chunk = ceil_div(ceil_div(g.k, splits), t.bk) * t.bk;
+    g.k_chunk = ceil_div(ceil_div(g.k, splits), tile_k) * tile_k;
     splits = ceil_div(g.k, g.k_chunk);
   }
   g.splits = static_cast<uint32_t>(splits);
@@ -220,8 +309,12 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   g.partial = partial_bytes ? dev.allocate(partial_bytes) : 0;
 
   // Neighbouring threads walk k in both tiles (the shader's single decode per step needs it).
-  const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn, 1u, 0u, 0u, 0u};
-  const Pipeline& pipe = dev.pipeline(wgrad_shader(c), spec);
+  const uint32_t simt_spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
+                                1u, 0u, 0u, 0u};
+  const uint32_t coop_spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_k, ct.wm,
+                                ct.wn, ct.subgroups, 0u};
+  const Pipeline& pipe = coop ? dev.pipeline(coop_shader(c, true), coop_spec)
+                              : dev.pipeline(wgrad_shader(c), simt_spec);
   const uint64_t push[2] = {dev.stream().params(&g, sizeof(g)), dev.stream().params(&q, sizeof(q))};
   const MemRange reads[] = {{pass.src->address, pass.src->span_bytes()},
                             {pass.dst->address, pass.dst->span_bytes()}};
@@ -229,7 +322,8 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
                                      : MemRange{gw.address, gw.span_bytes()};
   const auto& maxg = caps.max_workgroup_count;
   const uint64_t cost = static_cast<uint64_t>(c.groups * g.m * g.n * g.k);
-  dev.stream().dispatch(pipe, grid(ceil_div(g.n, t.bn), maxg[0]), grid(ceil_div(g.m, t.bm), maxg[1]),
+  dev.stream().dispatch(pipe, grid(ceil_div(g.n, tile_n), maxg[0]),
+                        grid(ceil_div(g.m, tile_m), maxg[1]),
                         grid(c.groups * splits, maxg[2]), push, sizeof(push), reads, {&out, 1},
                         cost);
   if (!partial_bytes) return;

@@ -33,3 +33,18 @@ foreach(dt f32 f16 bf16)
   vkml_shader(NAME conv_igemm_wgrad_${dt} SOURCE ${_dir}/../gemm/gemm_simt.comp
               DEFINES IN_${D} OUT_${D} SIMT_NAMED_ACC CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm)
 endforeach()
+# The same passes on cooperative matrices (conv_igemm_coopmat.comp): fp16 and bf16 as they are,
+# fp32 split into bf16 pairs; skipped where glslang lacks cooperative matrices or bfloat16.
+foreach(dt f16 bf16 f32)
+  string(TOUPPER ${dt} D)
+  set(_req coopmat)
+  if(NOT dt STREQUAL f16)
+    list(APPEND _req bf16)
+  endif()
+  vkml_shader(NAME conv_igemmc_${dt} SOURCE ${_dir}/conv_igemm_coopmat.comp
+              DEFINES IN_${D} OUT_${D} CONV_IMPLICIT INCLUDE ${_dir} ${_dir}/../gemm
+              REQUIRES ${_req})
+  vkml_shader(NAME conv_igemmc_wgrad_${dt} SOURCE ${_dir}/conv_igemm_coopmat.comp
+              DEFINES IN_${D} OUT_${D} CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm
+              REQUIRES ${_req})
+endforeach()

@@ -94,17 +94,6 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   if (plan.split_k < 2) plan.split_k = 1, plan.k_chunk = 0;
 }
 
-bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
-  if (!caps.coopmat) return false;
-  if (in == DType::kBF16 && !caps.coopmat_bf16) return false;
-  for (const CoopMatShape& s : caps.coopmat_shapes) {
-    if (s.m == 16 && s.n == 16 && s.k == 16 && s.a == in && s.b == in && s.c == DType::kF32 &&
-        s.result == DType::kF32) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // 16-byte vectors of `per` elements along the contiguous dimension of an operand: that stride is
 // 1, every other stride, the extent along it and the base address are multiples of `per`.
@@ -282,6 +271,18 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
 }
 
 }  // namespace
+
+bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
+  if (!caps.coopmat) return false;
+  if (in == DType::kBF16 && !caps.coopmat_bf16) return false;
+  for (const CoopMatShape& s : caps.coopmat_shapes) {
+    if (s.m == 16 && s.n == 16 && s.k == 16 && s.a == in && s.b == in && s.c == DType::kF32 &&
+        s.result == DType::kF32) {
+      return true;
+    }
+  }
+  return false;
+}
 
 GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
                           const std::function<bool(const std::string&)>& shader_exists) {
