@@ -1,5 +1,5 @@
 """The two convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
-against the implicit GEMMs (VKML_CONV), forward and forward + both gradients, per layer of
+against the implicit GEMMs (VKML_CONV), and the default choice, forward and forward + both gradients, per layer of
 ResNet-18 (32x32 inputs, batch 256) and ResNet-50 (224x224, batch 32). Medians of timed repeats
 after warm-up; the ratio > 1 means the implicit path is faster. On CPU devices the sizes shrink.
 
@@ -54,20 +54,24 @@ def main() -> None:
         layers = [(ci, co, k, s, min(hw, 16), 4) for ci, co, k, s, hw, _ in RESNET18[:4]]
     saved = os.environ.get("VKML_CONV")
     rows = []
-    print(f"{'layer':34} {'pass':9} {'im2col ms':>10} {'implicit ms':>12} {'ratio':>7}")
+    print(f"{'layer':34} {'pass':9} {'im2col ms':>10} {'implicit ms':>12} {'ratio':>7} "
+          f"{'default ms':>11}")
     for cin, cout, k, s, hw, batch in layers:
         fwd, train = layer_runs(cin, cout, k, s, hw, batch, dtype)
         tag = f"{cin}->{cout} k{k}s{s} @{hw} b{batch}"
         for name, fn in (("fwd", fwd), ("fwd+bwd", train)):
             ms = {}
-            for mode in ("im2col", "implicit"):
-                os.environ["VKML_CONV"] = mode
+            for mode in ("im2col", "implicit", "default"):  # default: VKML_CONV unset
+                if mode == "default":
+                    os.environ.pop("VKML_CONV", None)
+                else:
+                    os.environ["VKML_CONV"] = mode
                 ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
             ratio = ms["im2col"] / ms["implicit"]
             rows.append(dict(layer=tag, pass_=name, im2col_ms=ms["im2col"],
-                             implicit_ms=ms["implicit"], ratio=ratio))
-            print(f"{tag:34} {name:9} {ms['im2col']:10.3f} {ms['implicit']:12.3f} {ratio:7.2f}",
-                  flush=True)
+                             implicit_ms=ms["implicit"], default_ms=ms["default"], ratio=ratio))
+            print(f"{tag:34} {name:9} {ms['im2col']:10.3f} {ms['implicit']:12.3f} {ratio:7.2f} "
+                  f"{ms['default']:11.3f}", flush=True)
     if saved is None:
         os.environ.pop("VKML_CONV", None)
     else:

@@ -119,7 +119,9 @@ class ConvTest : public DeviceTest {
     }
     // fp32 as bf16 pairs on cooperative matrices, where the device has them (same tolerance).
     if (t == DType::kF32 && dev().caps().coopmat_bf16) {
+      setenv("VKML_CONV_COOPMAT", "1", 1);
       run_once(g, t, workspace, channels_last, true);
+      unsetenv("VKML_CONV_COOPMAT");
     }
     unsetenv("VKML_CONV");
   }
@@ -292,9 +294,11 @@ TEST_F(ConvTest, ImplicitGemm) {
   set_profiling(dev().stream(), false);
   unsetenv("VKML_CONV");  // the default: implicit for fp32, and everywhere on CPU devices
   ConvData d(k2d, DType::kF32);
-  EXPECT_TRUE(ops::conv_implicit_requested(dev(), d.c));
-  if (dev().caps().kind == DeviceKind::kCpu) {
-    EXPECT_TRUE(ops::conv_implicit_requested(dev(), make_desc(k2d, DType::kF16)));
+  for (ops::ConvPass pass : {ops::ConvPass::kForward, ops::ConvPass::kData, ops::ConvPass::kWeight}) {
+    EXPECT_TRUE(ops::conv_implicit_requested(dev(), d.c, pass));
+    if (dev().caps().kind == DeviceKind::kCpu) {
+      EXPECT_TRUE(ops::conv_implicit_requested(dev(), make_desc(k2d, DType::kF16), pass));
+    }
   }
   setenv("VKML_CONV", "im2col-typo", 1);
   DeviceBuffer buf(dev(), 1 << 16);

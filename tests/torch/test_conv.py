@@ -100,6 +100,12 @@ def run_profiled(case, transposed, gen):
     return {name: count for name, (count, _) in ran.items()}
 
 
+def igemm_count(ran, kind):
+    """Dispatches of an implicit-GEMM kernel: the SIMT one (conv_igemm_*) or, on devices with
+    cooperative matrices, its twin (conv_igemmc_*)."""
+    return ran.get(f"conv_igemm_{kind}", 0) + ran.get(f"conv_igemmc_{kind}", 0)
+
+
 def check_algorithm(ran, case, transposed, mode):
     """implicit: no im2col/col2im at all, the weight gradient one implicit GEMM (one per stride
     phase for the input gradient). im2col: no implicit GEMM. Depthwise convolutions have their
@@ -111,8 +117,8 @@ def check_algorithm(ran, case, transposed, mode):
     if groups > 1 and groups == (cout if transposed else cin):
         assert not igemm and not columns, ran
     elif mode == "implicit":
-        assert not columns and igemm.get("conv_igemm_wgrad_f32") == 1, ran
-        assert igemm.get("conv_igemm_f32", 0) >= (0 if all(k == 1 for k in kernel) else 2), ran
+        assert not columns and igemm_count(ran, "wgrad_f32") == 1, ran
+        assert igemm_count(ran, "f32") >= (0 if all(k == 1 for k in kernel) else 2), ran
     else:
         assert not igemm, ran
 

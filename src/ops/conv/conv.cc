@@ -398,7 +398,7 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
     return;
   }
 
-  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c) &&
+  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c, ConvPass::kForward) &&
       implicit_forward(dev, c, x, w, bias, y)) {
     return;
   }
@@ -491,7 +491,7 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
     return;
   }
 
-  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c) &&
+  if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c, ConvPass::kData) &&
       implicit_backward_data(dev, c, gy, w, bias, gx)) {
     return;
   }
@@ -566,7 +566,10 @@ void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, c
     return;
   }
 
-  if (conv_implicit_requested(dev, c) && implicit_backward_weight(dev, c, x, gy, gw)) return;
+  if (conv_implicit_requested(dev, c, ConvPass::kWeight) &&
+      implicit_backward_weight(dev, c, x, gy, gw)) {
+    return;
+  }
   const int64_t kc = cig * kv;
   const uint64_t es = dtype_size(c.dtype);
   // Per sample: the im2col columns plus gy re-laid as [C_out][batch][P] (the GEMM's K).

@@ -88,12 +88,15 @@ std::string coop_shader(const ConvDesc& c, bool wgrad) {
 // fp32 is split into bf16 pairs whose tiles take twice the shared memory: half the K step.
 uint32_t coop_bk(const ConvDesc& c) { return c.dtype == DType::kF32 ? 16 : 32; }
 
-// Whether a pass runs on cooperative matrices: halves wherever the device has 16x16x16 ones,
-// fp32 as bf16 pairs when the caller allows (c.fp32_tensor_cores). VKML_CONV_COOPMAT=0 keeps the
-// SIMT kernels (for comparisons on a device).
+// Whether a pass runs on cooperative matrices: halves wherever the device has 16x16x16 ones.
+// VKML_CONV_COOPMAT=0 keeps the SIMT kernels; =1 also takes fp32, as bf16 pairs, where the caller
+// allows (c.fp32_tensor_cores): opt-in, since its gather made it slower than the SIMT kernel on
+// the H200 (ResNet-18 training 62.4 against 49.2 ms).
 bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
   const char* env = std::getenv("VKML_CONV_COOPMAT");
-  if (env && std::string(env) == "0") return false;
+  const std::string mode = env ? env : "";
+  if (mode == "0") return false;
+  if (c.dtype == DType::kF32 && mode != "1") return false;
   const DeviceCaps& caps = dev.caps();
   const uint32_t sg = caps.subgroup_size;
   if (sg != 16 && sg != 32 && sg != 64) return false;
@@ -138,13 +141,18 @@ bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int6
 
 }  // namespace
 
-bool conv_implicit_requested(Device& dev, const ConvDesc& c) {
+bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass) {
   const char* env = std::getenv("VKML_CONV");
   if (!env || !*env) {
-    // Halves on GPUs: im2col feeds the cooperative-matrix GEMM, which beat the SIMT implicit
-    // kernel on the H200; the implicit one wins once it runs on cooperative matrices too.
     const bool half = c.dtype == DType::kF16 || c.dtype == DType::kBF16;
-    return dev.caps().kind == DeviceKind::kCpu || !half || coop_ok(dev, c, false);
+    if (dev.caps().kind == DeviceKind::kCpu || !half) return true;
+    // A pointwise weight gradient's im2col is a plain copy: it stayed ahead on the H200.
+    bool pointwise = true;
+    for (int i = 0; i < c.spatial; ++i) {
+      pointwise = pointwise && c.kernel[i] == 1 && c.stride[i] == 1 && c.padding[i] == 0;
+    }
+    if (pass == ConvPass::kForward || (pass == ConvPass::kWeight && pointwise)) return false;
+    return coop_ok(dev, c, pass == ConvPass::kWeight);
   }
   const std::string mode(env);
   if (mode == "implicit") return true;
@@ -296,7 +304,8 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
   int64_t splits = 1;
   if (blocks < target && g.k >= 1024) {
-    splits = std::min<int64_t>({target / blocks, g.k / 512, 32});
+    // Up to 128 slices: a 7x7 stem's gradient has 3 blocks of output beside a K of 400k.
+    splits = std::min<int64_t>({target / blocks, g.k / 512, 128});
     while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;  // fp32
   }
   if (splits > 1) {

@@ -21,11 +21,14 @@ struct IgemmPass {
   int64_t mul[3] = {1, 1, 1}, kmul[3] = {1, 1, 1}, add[3] = {0, 0, 0};
 };
 
-// Whether convolutions take the implicit GEMM where it applies. VKML_CONV=implicit|im2col
-// decides; unset: implicit, except for fp16/bf16 on GPUs without the cooperative-matrix implicit
-// kernel (im2col + the cooperative-matrix GEMM won there on the H200). Measured: lavapipe 1.4-8x
-// faster than im2col at ResNet-18's layers; H200 fp32 ResNet-18 training 73.5 -> 49.2 ms.
-bool conv_implicit_requested(Device& dev, const ConvDesc& c);
+// The three passes of a convolution.
+enum class ConvPass : uint8_t { kForward, kData, kWeight };
+
+// Whether a pass takes the implicit GEMM where it applies. VKML_CONV=implicit|im2col decides;
+// unset: implicit on CPU devices and for fp32 (the SIMT kernel; H200 ResNet-18 training 73.5 ->
+// 49.2 ms), and for fp16/bf16 gradients on the cooperative-matrix kernel; fp16/bf16 forward
+// passes on GPUs keep im2col + the cooperative-matrix GEMM, faster there on the H200.
+bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass);
 
 // Whether the pass fits the kernel (f32/f16/bf16, built, 32-bit offsets within a sample).
 bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass);
