@@ -106,11 +106,19 @@ def header(ref: str) -> str:
             f"{unit:>9} {'vkml/' + ref:>8}   (rate: GB/s or TFLOP/s; ratio > 1 means vkml faster)")
 
 
+def reference_only() -> bool:
+    """True in a child process that times the reference backend alone (no vkml loaded)."""
+    return os.environ.get("VKML_BENCH_REFERENCE_ONLY") == "1"
+
+
 def compare(group: str, name: str, unit: str, work: float, make: Callable[[str], Callable],
-            ref: str | None, inner: int = 1, extra: dict | None = None, **kw) -> Result:
-    """Builds the workload on vkml and on the reference device and times both."""
-    vk_ms = median_seconds(make("vkml"), "vkml", inner=inner, **kw) * 1e3
-    ref_ms = median_seconds(make(ref), ref, inner=inner, **kw) * 1e3 if ref else None
+            ref: str | None, inner: int = 1, extra: dict | None = None,
+            ref_ms: float | None = None, **kw) -> Result:
+    """Builds the workload on vkml and on the reference device and times both. A given ref_ms
+    (timed by a child process) replaces the reference run; a reference-only child skips vkml."""
+    vk_ms = 0.0 if reference_only() else median_seconds(make("vkml"), "vkml", inner=inner, **kw) * 1e3
+    if ref_ms is None and ref:
+        ref_ms = median_seconds(make(ref), ref, inner=inner, **kw) * 1e3
     r = Result(group, name, unit, work, vk_ms, ref_ms, ref or "", extra or {})
     print(r.line(), flush=True)
     return r
