@@ -95,11 +95,14 @@ Digits digits_add(Digits d, Digits step, ivec3 radix) {
   return d;
 }
 
-ACC conv_gather(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
-  const ivec3 c = at + shift;
-  if (any(lessThan(c, ivec3(0))) || any(greaterThanEqual(c, g.size))) return 0.0;
-  const int off = chan_off + c.x * g.src_sp.x + c.y * g.src_sp.y + c.z * g.src_sp.z;
-  return load_in(base + uint64_t(int64_t(off) * IN_SIZE));
+// Whether coordinate c lies inside the source (a negative one wraps to a large unsigned value).
+bool conv_inside(ConvGather g, ivec3 c) { return all(lessThan(uvec3(c), uvec3(g.size))); }
+
+// Element offset of coordinate c within a sample's channel. Column and tap parts are summed
+// separately (each computed once, not per element); the 32-bit sums may wrap on the way, and are
+// exact wherever the coordinate is inside the source.
+int conv_offset(ConvGather g, ivec3 c) {
+  return c.x * g.src_sp.x + c.y * g.src_sp.y + c.z * g.src_sp.z;
 }
 
 // Byte address of column j in the destination (channel 0 of the sample), or -1 past N.

@@ -106,7 +106,7 @@ void main() {
 #ifdef CONV_WGRAD
   ConvGemmParams cq = pc.q;  // src: the input, dst: the output gradient (positions walk it)
   const ConvGather cg = load_conv_gather(cq);
-  int w_chan[B_UNITS * 4];  // per B element (a column: channel, tap): channel offset, tap shift
+  int w_off[B_UNITS * 4];  // per B element (a column: channel, tap): channel + tap offset
   ivec3 w_shift[B_UNITS * 4];
   Digits k_pos;  // this thread's k as (sample, position), stepped by BK without dividing
   const Digits pos_step = position_digits(cg, int(BK));
@@ -125,6 +125,7 @@ void main() {
   const int64_t a_kstep = int64_t(BK) * A.col * SIMT_IN_BYTES;
   uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
   ivec3 g_at[B_UNITS * 4];
+  int g_off[B_UNITS * 4];  // the coordinate's offset in the sample
   Digits b_tap[B_UNITS];  // each B unit's k as (channel, tap), stepped by BK without dividing
   const Digits tap_step = tap_digits(cg, int(BK));
 #else
@@ -180,6 +181,7 @@ void main() {
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
             conv_column(p, cg, b0, col0 + b_unit(l).y * 4 + e, g_base[l * 4 + e], g_at[l * 4 + e]);
+            g_off[l * 4 + e] = conv_offset(cg, g_at[l * 4 + e]);
           }
           b_tap[l] = tap_digits(cg, int(b_unit(l).x));
         }
@@ -191,8 +193,8 @@ void main() {
           [[unroll]] for (uint e = 0; e < 4; ++e) {
             const int64_t j = col0 + b_unit(l).y * 4 + e;
             const Digits tap = tap_digits(cg, int(j));  // column j = (channel, tap)
-            w_chan[l * 4 + e] = tap.top * cg.src_c;
             w_shift[l * 4 + e] = j < N ? tap.low * cg.kmul : ivec3(CONV_NOWHERE);
+            w_off[l * 4 + e] = tap.top * cg.src_c + conv_offset(cg, w_shift[l * 4 + e]);
           }
         }
         k_pos = position_digits(cg, int(k_begin) + int(tid % BK));
@@ -229,12 +231,14 @@ void main() {
             }
         #define FETCH_B(kbase)                                                                \
             const ivec3 x_at = o * cg.mul + cg.add;                                           \
+            const int x_off = conv_offset(cg, x_at);                                          \
             const int64_t x_chan0 = b0 * cq.src_group_channels * int64_t(cg.src_c);           \
             const uint64_t x_base = cq.src + uint64_t((smp * cq.src_n + x_chan0) * IN_SIZE);  \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
-                rb[l][j] = kin ? conv_gather(cg, x_base, x_at, w_shift[l * 4 + j],            \
-                                             w_chan[l * 4 + j]) : 0.0;                        \
+                const bool inside = kin && conv_inside(cg, x_at + w_shift[l * 4 + j]);            \
+                const int off = x_off + w_off[l * 4 + j];                                     \
+                rb[l][j] = inside ? load_in(x_base + uint64_t(int64_t(off) * IN_SIZE)) : 0.0;     \
               }                                                                               \
             }
         #define ADVANCE_A k_pos = digits_add(k_pos, pos_step, cg.pos_size);
@@ -260,11 +264,13 @@ void main() {
         #define FETCH_B(kbase)                                                                \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               const uint kq = (kbase) + b_unit(l).x;                                          \
-              const int chan_off = b_tap[l].top * cg.src_c;                                   \
               const ivec3 shift = b_tap[l].low * cg.kmul;                                     \
+              const int tap_off = b_tap[l].top * cg.src_c + conv_offset(cg, shift);           \
               [[unroll]] for (uint j = 0; j < 4; ++j) {                                       \
-                rb[l][j] = kq < klen ? conv_gather(cg, g_base[l * 4 + j], g_at[l * 4 + j],    \
-                                                   shift, chan_off) : 0.0;                    \
+                const bool inside = kq < klen && conv_inside(cg, g_at[l * 4 + j] + shift);        \
+                const int off = g_off[l * 4 + j] + tap_off;                                   \
+                rb[l][j] = inside ? load_in(g_base[l * 4 + j] + uint64_t(int64_t(off) * IN_SIZE)) \
+                              : 0.0;                                                          \
               }                                                                               \
             }
         #define ADVANCE_B                                                                     \
