@@ -117,10 +117,16 @@ class ConvTest : public DeviceTest {
       setenv("VKML_CONV", mode, 1);
       run_once(g, t, workspace, channels_last);
     }
-    // fp32 as bf16 pairs on cooperative matrices, where the device has them (same tolerance).
-    if (t == DType::kF32 && dev().caps().coopmat_bf16) {
+    // On devices with cooperative matrices: fp32 as bf16 pairs there too (VKML_CONV_COOPMAT=1),
+    // and both B layouts of the forward-style passes (VKML_CONV_COOPMAT_KROWS); same tolerance.
+    if (dev().caps().coopmat) {
+      setenv("VKML_CONV", "implicit", 1);
       setenv("VKML_CONV_COOPMAT", "1", 1);
-      run_once(g, t, workspace, channels_last, true);
+      for (const char* krows : {"0", "1"}) {
+        setenv("VKML_CONV_COOPMAT_KROWS", krows, 1);
+        run_once(g, t, workspace, channels_last, true);
+      }
+      unsetenv("VKML_CONV_COOPMAT_KROWS");
       unsetenv("VKML_CONV_COOPMAT");
     }
     unsetenv("VKML_CONV");

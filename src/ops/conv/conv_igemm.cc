@@ -110,12 +110,21 @@ bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
   return coopmat_shape_ok(caps, mma) && has_shader(coop_shader(c, wgrad));
 }
 
-bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c) {
-  const uint32_t threads = t.subgroups * caps.subgroup_size, octets = coop_bk(c) / 8;
+// VKML_CONV_COOPMAT_KROWS=1: forward-style passes stage B as [k][n] (the kernel's B_KROWS), with
+// per-k address work shared by 8 columns. Opt-in until it is checked and timed on a GPU.
+bool coop_krows() {
+  const char* env = std::getenv("VKML_CONV_COOPMAT_KROWS");
+  return env && std::string(env) == "1";
+}
+
+bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c, bool krows) {
+  const uint32_t threads = t.subgroups * caps.subgroup_size, bk = coop_bk(c), octets = bk / 8;
   const uint32_t parts = c.dtype == DType::kF32 ? 2 : 1;
   if (threads > caps.max_workgroup_invocations) return false;
   if ((t.bm * octets) % threads != 0 || (t.bn * octets) % threads != 0) return false;
-  const uint32_t stage = parts * (t.bm + t.bn) * (octets + 1);  // 16-byte vectors, padded rows
+  if (krows && threads % (t.bn / 8) != 0) return false;
+  const uint32_t b_tile = krows ? bk * (t.bn / 8 + 1) : t.bn * (octets + 1);
+  const uint32_t stage = parts * (t.bm * (octets + 1) + b_tile);  // 16-byte vectors, padded rows
   if (t.subgroups * 64 > 2 * stage) return false;  // the epilogue's scratch reuses the stages
   return 2 * stage * 16 <= caps.max_shared_memory;
 }
@@ -123,14 +132,14 @@ bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c
 // The large tile while it gives enough blocks to fill the device, else the small one; false
 // when neither fits (the SIMT kernels take the pass).
 bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int64_t n,
-                      int64_t batches, CoopTile* out) {
+                      int64_t batches, bool krows, CoopTile* out) {
   const int64_t large = ((m + 127) / 128) * ((n + 127) / 128) * batches;
-  const bool large_ok = coop_tile_fits(kCoopLarge, caps, c);
+  const bool large_ok = coop_tile_fits(kCoopLarge, caps, c, krows);
   if (large_ok && m > 64 && large >= 128) {
     *out = kCoopLarge;
     return true;
   }
-  if (coop_tile_fits(kCoopSmall, caps, c)) {
+  if (coop_tile_fits(kCoopSmall, caps, c, krows)) {
     *out = kCoopSmall;
     return true;
   }
@@ -240,13 +249,14 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
   uint32_t tile_m = 0, tile_n = 0;
   const Pipeline* pipe = nullptr;
   CoopTile ct{};
-  if (coop_ok(dev, c, false) && choose_coop_tile(caps, c, p.m, p.n, c.groups, &ct)) {
+  const bool krows = coop_krows();
+  if (coop_ok(dev, c, false) && choose_coop_tile(caps, c, p.m, p.n, c.groups, krows, &ct)) {
     // 16-byte weight loads when k is contiguous and every octet starts 16-byte aligned.
     const MatrixView& a = pass.a;
     const bool a_vec = a.col_stride == 1 && a.row_stride % 8 == 0 && a.batch_stride[0] % 8 == 0 &&
                        a.address % 16 == 0;
     const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, coop_bk(c), ct.wm,
-                             ct.wn, ct.subgroups, a_vec ? 1u : 0u};
+                             ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u};
     pipe = &dev.pipeline(coop_shader(c, false), spec);
     tile_m = ct.bm, tile_n = ct.bn;
   } else {
@@ -296,7 +306,8 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   g.alpha = 1.0f, g.alpha_f64 = 1.0;
   const IgemmTile t = choose_tile(caps, g.m, g.n, c.groups);
   CoopTile ct{};
-  const bool coop = coop_ok(dev, c, true) && choose_coop_tile(caps, c, g.m, g.n, c.groups, &ct);
+  const bool coop =
+      coop_ok(dev, c, true) && choose_coop_tile(caps, c, g.m, g.n, c.groups, false, &ct);
   const uint32_t tile_m = coop ? ct.bm : t.bm, tile_n = coop ? ct.bn : t.bn;
   const uint32_t tile_k = coop ? coop_bk(c) : t.bk;
   // K is batch x positions, long beside a weight-sized output: split it as gemm_plan does.
@@ -321,7 +332,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   const uint32_t simt_spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
                                 1u, 0u, 0u, 0u};
   const uint32_t coop_spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_k, ct.wm,
-                                ct.wn, ct.subgroups, 0u};
+                                ct.wn, ct.subgroups, 0u, 0u};
   const Pipeline& pipe = coop ? dev.pipeline(coop_shader(c, true), coop_spec)
                               : dev.pipeline(wgrad_shader(c), simt_spec);
   const uint64_t push[2] = {dev.stream().params(&g, sizeof(g)), dev.stream().params(&q, sizeof(q))};

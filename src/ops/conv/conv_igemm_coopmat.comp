@@ -33,6 +33,10 @@ layout(constant_id = 4) const uint WM = 4;  // 16-row blocks per subgroup
 layout(constant_id = 5) const uint WN = 2;  // 16-column blocks per subgroup
 layout(constant_id = 6) const uint SUBGROUPS = 8;
 layout(constant_id = 7) const bool A_VEC = false;  // forward: weight octets as 16-byte loads
+// Forward: B staged as [k][n], each thread gathering 8 neighbouring columns of one k, so the
+// per-k part of the address (channel and tap offset, the tap's shift) is computed once per 8
+// elements and the per-column part once per tile (else octets of 8 k of one column, [n][k]).
+layout(constant_id = 8) const bool B_KROWS = false;
 
 #if defined(IN_F16)
 #define ELEM float16_t
@@ -61,7 +65,8 @@ const uint THREADS = gl_WorkGroupSize.x;
 const uint OCTS = BK / 8;  // octets per row of a K tile
 const uint LD = OCTS + 1;  // shared row in 16-byte vectors, one of padding against bank conflicts
 const uint A_TILE = BM * LD;
-const uint B_TILE = BN * LD;
+const uint B_LDK = BN / 8 + 1;  // [k][n] rows (B_KROWS), in 16-byte vectors
+const uint B_TILE = B_KROWS ? BK * B_LDK : BN * LD;
 const uint PART = A_TILE + B_TILE;
 const uint STAGE = PARTS * PART;
 const uint A_UNITS = BM * OCTS / THREADS;  // octets per thread and K tile (host guarantees whole)
@@ -78,7 +83,13 @@ coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> load_a(uint base, uint m0
 
 coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> load_b(uint base, uint n0, uint kk) {
   coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> m;
-  coopMatLoad(m, sh, base + A_TILE + n0 * LD + kk / 8, LD, gl_CooperativeMatrixLayoutColumnMajor);
+  if (B_KROWS) {
+    coopMatLoad(m, sh, base + A_TILE + kk * B_LDK + n0 / 8, B_LDK,
+                gl_CooperativeMatrixLayoutRowMajor);
+  } else {
+    coopMatLoad(m, sh, base + A_TILE + n0 * LD + kk / 8, LD,
+                gl_CooperativeMatrixLayoutColumnMajor);
+  }
   return m;
 }
 
@@ -170,7 +181,11 @@ void main() {
   const Digits one = tap_digits(cg, 1), rest = tap_digits(cg, int(BK) - 8);
   uint64_t g_base[B_UNITS];  // per B octet: its column's sample address and coordinate
   ivec3 g_at[B_UNITS];
-  Digits b_tap[B_UNITS];  // the octet's first k as (channel, tap)
+  Digits b_tap[B_UNITS];  // the octet's first k as (channel, tap); B_KROWS: the unit's k
+  uint64_t r_base[8];  // B_KROWS: the thread's 8 columns' sample addresses, coordinates, offsets
+  ivec3 r_at[8];
+  int r_off[8];
+  const Digits k_step = tap_digits(cg, int(BK));
   uint64_t a_ptr[A_UNITS];  // the octet's first weight
   bool a_row_in[A_UNITS];
 #else
@@ -206,10 +221,21 @@ void main() {
           a_row_in[l] = row0 + m < M;
           a_ptr[l] = elem_addr(A, z, 0, row0 + m, k_begin + oct * 8, IN_SIZE);
         }
-        [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
-          const uint u = tid + l * THREADS, n = u % BN, oct = u / BN;
-          conv_column(p, cg, z, col0 + n, g_base[l], g_at[l]);
-          b_tap[l] = tap_digits(cg, int(oct * 8));
+        if (B_KROWS) {
+          const uint n8 = (tid % (BN / 8)) * 8;  // the same for every unit (host: THREADS % (BN/8) == 0)
+          [[unroll]] for (uint e = 0; e < 8; ++e) {
+            conv_column(p, cg, z, col0 + n8 + e, r_base[e], r_at[e]);
+            r_off[e] = conv_offset(cg, r_at[e]);
+          }
+          [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+            b_tap[l] = tap_digits(cg, int((tid + l * THREADS) / (BN / 8)));
+          }
+        } else {
+          [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
+            const uint u = tid + l * THREADS, n = u % BN, oct = u / BN;
+            conv_column(p, cg, z, col0 + n, g_base[l], g_at[l]);
+            b_tap[l] = tap_digits(cg, int(oct * 8));
+          }
         }
         const uint64_t a_step = uint64_t(int64_t(BK) * A.col * IN_SIZE);
         const int a_elem = int(A.col) * IN_SIZE;
@@ -241,7 +267,22 @@ void main() {
               PUT(ra, A_UNITS, l, h, lo)                                                      \
               a_ptr[l] += a_step;                                                             \
             }                                                                                 \
-            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+            [[unroll]] for (uint l = 0; l < B_UNITS && B_KROWS; ++l) {                        \
+              const uint kq = (kbase) + (tid + l * THREADS) / (BN / 8);                        \
+              const ivec3 shift = b_tap[l].low * cg.kmul;                                     \
+              const int tap_off = b_tap[l].top * cg.src_c + conv_offset(cg, shift);           \
+              RAW v[8];                                                                       \
+              [[unroll]] for (uint e = 0; e < 8; ++e) {                                       \
+                const bool inside = kq < klen && conv_inside(cg, r_at[e] + shift);            \
+                const int off = r_off[e] + tap_off;                                           \
+                v[e] = inside ? load_raw(r_base[e] + uint64_t(int64_t(off) * IN_SIZE)) : RAW(0); \
+              }                                                                               \
+              b_tap[l] = digits_add(b_tap[l], k_step, cg.kernel);                             \
+              uvec4 h, lo;                                                                    \
+              pack_octet(v, h, lo);                                                           \
+              PUT(rb, B_UNITS, l, h, lo)                                                      \
+            }                                                                                 \
+            [[unroll]] for (uint l = 0; l < B_UNITS && !B_KROWS; ++l) {                       \
               const uint k0 = (kbase) + ((tid + l * THREADS) / BN) * 8;                        \
               RAW v[8];                                                                       \
               [[unroll]] for (uint e = 0; e < 8; ++e) {                                       \
@@ -301,7 +342,8 @@ void main() {
         // Shared places of the octets: A as [m][k] with threads along k; B as [n][k] with
         // threads along n (forward) or along k (weight gradient).
 #if defined(CONV_IMPLICIT)
-        #define B_SLOT(u) (((u) % BN) * LD + (u) / BN)
+        #define B_SLOT(u) (B_KROWS ? ((u) / (BN / 8)) * B_LDK + (u) % (BN / 8)                 \
+                               : ((u) % BN) * LD + (u) / BN)
 #else
         #define B_SLOT(u) (((u) / OCTS) * LD + (u) % OCTS)
 #endif

@@ -1,0 +1,37 @@
+#!/bin/bash
+# On the GPU machine, for the session after the eighth (two calls, each under 10 minutes):
+#   part 1: build; ConvTest on the GPU (it also runs fp32 as bf16 pairs and both B layouts of
+#           the cooperative-matrix kernel); test_conv.py with the defaults, with the [k][n] B
+#           layout (VKML_CONV_COOPMAT_KROWS=1) and with fp32 on cooperative matrices too; the
+#           ResNets with the defaults (the SIMT gather now adds column and tap offsets) and with
+#           the cooperative-matrix variants; decides VKML_CONV_COOPMAT_KROWS's default.
+#   part 2: fp16 layers per algorithm with the [k][n] layout; the conv layers against CUDA
+#           (bench_ops.py, whose gradient rows now time CUDA in a child process).
+# Usage: bash scripts/device_s9_check.sh 1|2. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-1}
+source scripts/device_build_env.sh
+t0=$SECONDS
+if [ "$PART" = 1 ]; then
+  timeout 150 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > "$OUT/gtest_conv.log" 2>&1
+  echo "gtest ConvTest ($((SECONDS - t0)) s): $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_conv.log" | tr '\n' ' ')"
+  grep -B2 -A6 "Failure" "$OUT/gtest_conv.log" | head -30
+  for cfg in "" "VKML_CONV_COOPMAT_KROWS=1" "VKML_CONV_COOPMAT=1 VKML_CONV_COOPMAT_KROWS=1"; do
+    env $cfg VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider --tb=line \
+      tests/torch/test_conv.py > "$OUT/pytest_conv.log" 2>&1
+    echo "pytest test_conv.py [$cfg] ($((SECONDS - t0)) s): $(tail -1 "$OUT/pytest_conv.log")"
+    grep -E "^FAILED|^E  " "$OUT/pytest_conv.log" | cut -c1-300 | head -8
+  done
+  for cfg in "" "VKML_CONV_COOPMAT_KROWS=1 VKML_CONV=implicit" \
+             "VKML_CONV_COOPMAT=1 VKML_CONV_COOPMAT_KROWS=1"; do
+    env $cfg timeout 100 python3 bench/bench_models.py --only resnet --repeat 10 > "$OUT/models.log" 2>&1
+    echo "== ResNets [$cfg] ($((SECONDS - t0)) s)"; grep -E "model|first-step" "$OUT/models.log"
+  done
+else
+  VKML_CONV_COOPMAT_KROWS=1 timeout 150 python3 bench/bench_conv_algos.py --dtype float16 \
+    > "$OUT/conv_algos.log" 2>&1
+  echo "== fp16 layers, [k][n] layout ($((SECONDS - t0)) s)"; tail -27 "$OUT/conv_algos.log"
+  timeout 250 python3 bench/bench_ops.py --only conv --json "$OUT/bench_conv.json" > "$OUT/bench_conv.log" 2>&1
+  echo "== conv layers against CUDA ($((SECONDS - t0)) s)"; grep -E "conv " "$OUT/bench_conv.log" | head -40
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
