@@ -43,6 +43,9 @@ struct DeviceCaps {
   bool coopmat = false;  // VK_KHR_cooperative_matrix, subgroup scope
   bool coopmat_bf16 = false;
   bool coopmat2 = false;  // VK_NV_cooperative_matrix2 present
+  // Its workgroup scope, flexible dimensions and tensor addressing enabled on the device: only
+  // with VKML_COOPMAT2=1 while the kernels using them (gemm_cm2_*) are experimental.
+  bool coopmat2_tensor = false;
   std::vector<CoopMatShape> coopmat_shapes;
 
   uint32_t max_shared_memory = 0, max_push_constants = 0, max_workgroup_invocations = 0;

@@ -45,7 +45,7 @@ struct GemmDesc {
   double alpha = 1.0, beta = 0.0;
 };
 
-enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt };
+enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt, kCoopMat2 };
 
 // What choose_gemm_plan decided: the shader, its specialization constants and the problem as the
 // kernel sees it (possibly transposed: C^T = B^T A^T, to make C row-major or N the 1-wide side).

@@ -1,7 +1,9 @@
 // Probes a physical device into DeviceCaps, the only capability record ops consult.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <sstream>
 
 #include "instance.h"
@@ -128,6 +130,8 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR fbf{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   f11.pNext = &f12;
@@ -137,6 +141,10 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   bool has_bf16 = has_ext(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   if (has_coopmat) { *tail = &fcm; tail = &fcm.pNext; }
   if (has_bf16) { *tail = &fbf; tail = &fbf.pNext; }
+  const char* cm2_env = std::getenv("VKML_COOPMAT2");
+  const bool want_cm2 = cm2_env && std::string(cm2_env) == "1" &&
+                        has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  if (want_cm2) { *tail = &fcm2; tail = &fcm2.pNext; }
   bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
   if (v12) vk::vkGetPhysicalDeviceFeatures2(pd, &f2);
 
@@ -151,7 +159,10 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   c.timeline_semaphore = f12.timelineSemaphore;
   c.subgroup_size_control = v13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   c.bf16_math = has_bf16 && fbf.shaderBFloat16Type;
-  c.coopmat2 = has_ext("VK_NV_cooperative_matrix2");
+  c.coopmat2 = has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  c.coopmat2_tensor = want_cm2 && v12 && fcm2.cooperativeMatrixWorkgroupScope &&
+                      fcm2.cooperativeMatrixFlexibleDimensions &&
+                      fcm2.cooperativeMatrixTensorAddressing;
   c.memory_budget = has_ext(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   if (has_coopmat && fcm.cooperativeMatrix && vk::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {

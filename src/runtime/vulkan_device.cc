@@ -107,6 +107,8 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR fbf{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   f2.pNext = &f11;
   f11.pNext = &f12;
   void** tail = &f12.pNext;
@@ -139,6 +141,14 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
     fbf.shaderBFloat16CooperativeMatrix = caps.coopmat_bf16;
     *tail = &fbf;
     tail = &fbf.pNext;
+  }
+  if (caps.coopmat && caps.coopmat2_tensor) {
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    fcm2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+    fcm2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    fcm2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    *tail = &fcm2;
+    tail = &fcm2.pNext;
   }
   if (caps.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   // MoltenVK and other portability drivers require this extension to be enabled when listed.

@@ -270,6 +270,43 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   return true;
 }
 
+// The experimental VK_NV_cooperative_matrix2 kernel (gemm_cm2_*, enabled by VKML_COOPMAT2=1):
+// row-major halves (strides below 2^32) and a plain epilogue, no split-K. Tiles after ggml's
+// {threads, BM, BN, BK}: 256x128x256x64 for large outputs, 256x128x128x64, 128x64x64x64;
+// VKML_GEMM_CM2_TILE=THREADSxBMxBNxBK overrides (for sweeps on a device).
+bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
+                   const std::function<bool(const std::string&)>& shader_exists, GemmPlan* plan) {
+  const std::string shader = "gemm_cm2_" + dtype_pair(d);
+  if (!caps.coopmat2_tensor || !shader_exists(shader)) return false;
+  if (d.alpha != 1.0 || d.beta != 0.0 || d.bias.address != 0) return false;
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  for (const MatrixView* v : {&d.a, &d.b, &d.c}) {
+    if (v->col_stride != 1 || v->row_stride < 0 || v->row_stride >= kLimit) return false;
+  }
+  if (d.m >= kLimit || d.n >= kLimit || d.k >= kLimit) return false;
+  const int64_t batches = d.batch[0] * d.batch[1];
+  uint32_t t[4] = {128, 64, 64, 64};
+  if (ceil_div(d.m, 128) * ceil_div(d.n, 256) * batches >= 128) {
+    t[0] = 256, t[1] = 128, t[2] = 256;
+  } else if (ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches >= 128) {
+    t[0] = 256, t[1] = 128, t[2] = 128;
+  }
+  if (const char* env = std::getenv("VKML_GEMM_CM2_TILE")) {
+    uint32_t o[4];
+    if (std::sscanf(env, "%ux%ux%ux%u", &o[0], &o[1], &o[2], &o[3]) == 4 && o[1] % 32 == 0 &&
+        o[2] % 32 == 0 && o[3] % 16 == 0) {
+      for (int i = 0; i < 4; ++i) t[i] = o[i];
+    }
+  }
+  if (t[0] > caps.max_workgroup_invocations) return false;
+  plan->kernel = GemmKernel::kCoopMat2;
+  plan->shader = shader;
+  plan->spec = {t[0], t[1], t[2], t[3]};
+  plan->tile_m = t[1];
+  plan->tile_n = t[2];
+  return true;
+}
+
 }  // namespace
 
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in) {
@@ -307,6 +344,12 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   const bool half_in = d.in_dtype == DType::kF16 || d.in_dtype == DType::kBF16;
   const std::string coop_shader = "gemm_coopmat_" + dtype_pair(d);
   const uint32_t sg = caps.subgroup_size;
+  GemmPlan cm2;
+  if (half_in && coopmat_shape_ok(caps, d.in_dtype) && coopmat2_plan(d, caps, shader_exists, &cm2)) {
+    cm2.problem = d;
+    cm2.transposed = transposed;
+    return cm2;
+  }
   if (half_in && coopmat_shape_ok(caps, d.in_dtype) && shader_exists(coop_shader) &&
       (sg == 16 || sg == 32 || sg == 64) && d.m >= 16 && d.n >= 16 && d.k >= 16) {
     // VKML_GEMM_COOPMAT_VEC=0 keeps the general kernel (for comparisons on a device).

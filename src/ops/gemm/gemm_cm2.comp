@@ -1,0 +1,88 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_NV_cooperative_matrix2 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#if defined(IN_BF16)
+#extension GL_EXT_bfloat16 : require
+#endif
+// fp16 / bf16 GEMM on VK_NV_cooperative_matrix2 (experimental, VKML_COOPMAT2=1): workgroup-scope
+// matrices of a whole BM x BN block, loaded with tensor addressing straight from global memory
+// (the driver stages them through shared memory, bounds are clamped: reads past the edges give 0,
+// stores past them are dropped), fp32 accumulation. Operands may have any strides below 2^32
+// elements; the plan sends only plain epilogues (alpha 1, no C_in, no bias) without split-K.
+#include "vkml_common.glsl"
+#include "gemm_params.h"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 2) const uint BN = 256;
+layout(constant_id = 3) const uint BK = 64;
+
+#if defined(IN_BF16)
+#define ELEM bfloat16_t
+#else
+#define ELEM float16_t
+#endif
+#if defined(OUT_F32)
+#define OUT_ELEM float
+#define OUT_BYTES 4
+#elif defined(OUT_BF16)
+#define OUT_ELEM bfloat16_t
+#define OUT_BYTES 2
+#else
+#define OUT_ELEM float16_t
+#define OUT_BYTES 2
+#endif
+
+layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer InArray { ELEM x[]; };
+layout(buffer_reference, std430, buffer_reference_align = OUT_BYTES) writeonly buffer OutArray {
+  OUT_ELEM x[];
+};
+layout(push_constant) uniform Push { GemmParams p; } pc;
+
+#define Layout2 tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV>
+
+// A 2-D tensor layout over an operand of rows x cols with the given element strides.
+Layout2 layout_of(int64_t rows, int64_t cols, int64_t row, int64_t col) {
+  Layout2 t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+  t = setTensorLayoutDimensionNV(t, uint(rows), uint(cols));
+  return setTensorLayoutStrideNV(t, uint(row), uint(col));
+}
+
+void main() {
+  GemmParams p = pc.p;
+  const GemmOperand A = p.a, B = p.b, C = p.c;
+  const int64_t M = p.m, N = p.n, K = p.k, nb1 = p.batch1;
+  const int64_t nbatch = p.batch0 * nb1;
+  const uint tiles_m = uint((M + BM - 1) / BM), tiles_n = uint((N + BN - 1) / BN);
+  const Layout2 ta = layout_of(M, K, A.row, A.col);
+  const Layout2 tb = layout_of(K, N, B.row, B.col);
+  const Layout2 tc = layout_of(M, N, C.row, C.col);
+  for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
+    const int64_t b0 = z / nb1, b1 = z % nb1;
+    InArray a_buf = InArray(A.address + uint64_t((b0 * A.batch0 + b1 * A.batch1) * 2));
+    InArray b_buf = InArray(B.address + uint64_t((b0 * B.batch0 + b1 * B.batch1) * 2));
+    OutArray c_buf =
+        OutArray(C.address + uint64_t((b0 * C.batch0 + b1 * C.batch1) * OUT_BYTES));
+    for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
+      for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+        const uint row0 = tm * BM, col0 = tn * BN;
+        coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> acc =
+            coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
+        for (uint k0 = 0; k0 < uint(K); k0 += BK) {
+          coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;
+          coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
+          coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(ta, row0, BM, k0, BK));
+          coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(tb, k0, BK, col0, BN));
+          acc = coopMatMulAdd(ma, mb, acc);
+        }
+        coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> result =
+            coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);
+        coopMatStoreTensorNV(result, c_buf.x, 0, sliceTensorLayoutNV(tc, row0, BM, col0, BN));
+      }
+    }
+  }
+}
