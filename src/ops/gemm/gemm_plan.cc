@@ -280,10 +280,15 @@ bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
   if (!caps.coopmat2_tensor || !shader_exists(shader)) return false;
   if (d.alpha != 1.0 || d.beta != 0.0 || d.bias.address != 0) return false;
   constexpr int64_t kLimit = int64_t{1} << 31;
-  for (const MatrixView* v : {&d.a, &d.b, &d.c}) {
-    if (v->col_stride != 1 || v->row_stride < 0 || v->row_stride >= kLimit) return false;
-  }
   if (d.m >= kLimit || d.n >= kLimit || d.k >= kLimit) return false;
+  // Tensor layouts index each batch's operand with 32-bit element offsets.
+  const int64_t rows[] = {d.m, d.k, d.m}, cols[] = {d.k, d.n, d.n};
+  const MatrixView* views[] = {&d.a, &d.b, &d.c};
+  for (int i = 0; i < 3; ++i) {
+    const MatrixView& v = *views[i];
+    if (v.col_stride != 1 || v.row_stride < 0 || v.row_stride >= kLimit) return false;
+    if ((rows[i] - 1) * v.row_stride + cols[i] >= kLimit) return false;
+  }
   const int64_t batches = d.batch[0] * d.batch[1];
   uint32_t t[4] = {128, 64, 64, 64};
   if (ceil_div(d.m, 128) * ceil_div(d.n, 256) * batches >= 128) {
