@@ -96,13 +96,12 @@ bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
   const char* env = std::getenv("VKML_CONV_COOPMAT");
   const std::string mode = env ? env : "";
   if (mode == "0") return false;
-  if (c.dtype == DType::kF32 && mode != "1") return false;
   const DeviceCaps& caps = dev.caps();
   const uint32_t sg = caps.subgroup_size;
   if (sg != 16 && sg != 32 && sg != 64) return false;
   DType mma = c.dtype;
   if (c.dtype == DType::kF32) {
-    if (!c.fp32_tensor_cores) return false;
+    if (mode != "1" || !c.fp32_tensor_cores) return false;
     mma = DType::kBF16;
   } else if (c.dtype != DType::kF16 && c.dtype != DType::kBF16) {
     return false;
@@ -156,10 +155,7 @@ bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass) {
     const bool half = c.dtype == DType::kF16 || c.dtype == DType::kBF16;
     if (dev.caps().kind == DeviceKind::kCpu || !half) return true;
     // A pointwise weight gradient's im2col is a plain copy: it stayed ahead on the H200.
-    bool pointwise = true;
-    for (int i = 0; i < c.spatial; ++i) {
-      pointwise = pointwise && c.kernel[i] == 1 && c.stride[i] == 1 && c.padding[i] == 0;
-    }
+    const bool pointwise = choose_conv_algo(c) == ConvAlgo::kPointwise;
     if (pass == ConvPass::kForward || (pass == ConvPass::kWeight && pointwise)) return false;
     return coop_ok(dev, c, pass == ConvPass::kWeight);
   }

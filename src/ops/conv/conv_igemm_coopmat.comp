@@ -122,9 +122,8 @@ void pack_octet(RAW v[8], out uvec4 hi, out uvec4 lo) {
 // The source value at column coordinate `at` shifted by a tap, or zero outside the source.
 RAW gather_raw(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
   const ivec3 c = at + shift;
-  if (any(lessThan(c, ivec3(0))) || any(greaterThanEqual(c, g.size))) return RAW(0);
-  const int off = chan_off + c.x * g.src_sp.x + c.y * g.src_sp.y + c.z * g.src_sp.z;
-  return load_raw(base + uint64_t(int64_t(off) * IN_SIZE));
+  if (!conv_inside(g, c)) return RAW(0);
+  return load_raw(base + uint64_t(int64_t(chan_off + conv_offset(g, c)) * IN_SIZE));
 }
 
 // Stores an octet's vectors into the register stage: hi at [l], lo (fp32 only) at [units + l].

@@ -94,7 +94,6 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   if (plan.split_k < 2) plan.split_k = 1, plan.k_chunk = 0;
 }
 
-
 // 16-byte vectors of `per` elements along the contiguous dimension of an operand: that stride is
 // 1, every other stride, the extent along it and the base address are multiples of `per`.
 bool vec_operand(const MatrixView& v, int64_t rows, int64_t cols, int64_t per, bool* row_major) {

@@ -46,6 +46,9 @@ foreach(out f16 f32)
               DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
   vkml_shader(NAME gemm_coopmatv_f16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
               DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
+  # VK_NV_cooperative_matrix2 workgroup-scope kernel (experimental; VKML_COOPMAT2=1 enables it).
+  vkml_shader(NAME gemm_cm2_f16_${out} SOURCE ${_dir}/gemm_cm2.comp
+              DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat coopmat2)
 endforeach()
 foreach(out bf16 f32)
   string(TOUPPER ${out} O)
@@ -53,18 +56,6 @@ foreach(out bf16 f32)
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
   vkml_shader(NAME gemm_coopmatv_bf16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
-endforeach()
-# VK_NV_cooperative_matrix2 workgroup-scope kernels (experimental; VKML_COOPMAT2=1 enables them).
-foreach(pair f16:f16 f16:f32 bf16:bf16 bf16:f32)
-  string(REPLACE ":" ";" _p ${pair})
-  list(GET _p 0 in)
-  list(GET _p 1 out)
-  string(TOUPPER ${in} I)
-  string(TOUPPER ${out} O)
-  set(_req coopmat coopmat2)
-  if(in STREQUAL bf16)
-    list(APPEND _req bf16)
-  endif()
-  vkml_shader(NAME gemm_cm2_${in}_${out} SOURCE ${_dir}/gemm_cm2.comp DEFINES IN_${I} OUT_${O}
-              INCLUDE ${_dir} REQUIRES ${_req})
+  vkml_shader(NAME gemm_cm2_bf16_${out} SOURCE ${_dir}/gemm_cm2.comp
+              DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat coopmat2 bf16)
 endforeach()
