@@ -118,15 +118,15 @@ class ConvTest : public DeviceTest {
       run_once(g, t, workspace, channels_last);
     }
     // On devices with cooperative matrices: fp32 as bf16 pairs there too (VKML_CONV_COOPMAT=1),
-    // and both B layouts of the forward-style passes (VKML_CONV_COOPMAT_KROWS); same tolerance.
+    // and every B gather of the forward-style passes (VKML_CONV_COOPMAT_B); same tolerance.
     if (dev().caps().coopmat) {
       setenv("VKML_CONV", "implicit", 1);
       setenv("VKML_CONV_COOPMAT", "1", 1);
-      for (const char* krows : {"0", "1"}) {
-        setenv("VKML_CONV_COOPMAT_KROWS", krows, 1);
+      for (const char* gather : {"nk", "kn", "octets"}) {
+        setenv("VKML_CONV_COOPMAT_B", gather, 1);
         run_once(g, t, workspace, channels_last, true);
       }
-      unsetenv("VKML_CONV_COOPMAT_KROWS");
+      unsetenv("VKML_CONV_COOPMAT_B");
       unsetenv("VKML_CONV_COOPMAT");
     }
     unsetenv("VKML_CONV");
@@ -239,6 +239,20 @@ TEST_F(ConvTest, ChunkedBatchAndStridedInput) {
   run({2, 5, 3, 4, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32, /*workspace=*/64,
       /*channels_last=*/true);
   run({2, 4, 3, 4, 1, {6, 5}, {3, 3}, {2, 1}, {0, 1}, {1, 1}}, DType::kF16, 64);
+}
+
+// Channels per group a multiple of 8: the cooperative-matrix kernel's channel octets (an NCHW
+// source transposed first, a channels-last one read in place), with stride phases, groups,
+// dilation and 1-D / 3-D geometries; elsewhere the same passes on the other kernels.
+TEST_F(ConvTest, ChannelOctets) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    if (!dev().caps().supports_dtype(t)) continue;
+    run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+    run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t, 0, /*channels_last=*/true);
+    run({2, 2, 16, 16, 2, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, t);
+    run({1, 1, 8, 8, 1, {13}, {3}, {1}, {2}, {2}}, t);
+    run({3, 1, 8, 16, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, t);
+  }
 }
 
 TEST_F(ConvTest, EveryDtype) {

@@ -22,18 +22,6 @@ constexpr uint32_t kThreads = 256;
 constexpr uint64_t kDefaultWorkspace = 256ull << 20;
 constexpr int64_t kMaxWork = (1ll << 31) - 1;
 
-// A device allocation freed when the scope ends (work recorded before stays ordered).
-struct Scratch {
-  Device& dev;
-  uint64_t address = 0;
-  Scratch(Device& d, uint64_t bytes) : dev(d), address(bytes ? d.allocate(bytes) : 0) {}
-  ~Scratch() {
-    if (address) dev.free(address);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
-
 int64_t volume(const int64_t* s, int n) {
   int64_t v = 1;
   for (int i = 0; i < n; ++i) v *= s[i];

@@ -4,13 +4,16 @@
 #include "ops/conv/conv_igemm.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "ops/conv/conv_igemm_params.h"
 #include "ops/conv/conv_params.h"
 #include "vkml/gemm.h"
 #include "vkml/errors.h"
+#include "vkml/ops.h"
 
 namespace vkml::ops {
 
@@ -109,11 +112,67 @@ bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
   return coopmat_shape_ok(caps, mma) && has_shader(coop_shader(c, wgrad));
 }
 
-// VKML_CONV_COOPMAT_KROWS=1: forward-style passes stage B as [k][n] (the kernel's B_KROWS), with
-// per-k address work shared by 8 columns. Opt-in until it is checked and timed on a GPU.
-bool coop_krows() {
-  const char* env = std::getenv("VKML_CONV_COOPMAT_KROWS");
-  return env && std::string(env) == "1";
+// How the cooperative-matrix forward-style passes gather B (VKML_CONV_COOPMAT_B):
+//   octets: channel octets of a channels-innermost source (B_CHANNEL_OCTETS), where the group's
+//           channels are a multiple of 8; the default there;
+//   kn:     [k][n] staging, per-k address work shared by 8 columns (B_KROWS); the default
+//           elsewhere (H200, fp16: ResNet-50 inference 24.2 -> 21.1 ms against im2col);
+//   nk:     [n][k] octets of 8 gathered elements (the first version).
+enum class CoopGather : uint8_t { kOctets, kRows, kColumns };
+
+CoopGather coop_gather(int64_t group_channels) {
+  const char* env = std::getenv("VKML_CONV_COOPMAT_B");
+  const std::string mode = env ? env : "";
+  if (mode == "nk") return CoopGather::kColumns;
+  if (mode == "kn" || group_channels % 8 != 0) return CoopGather::kRows;
+  if (mode.empty() || mode == "octets") return CoopGather::kOctets;
+  throw InvalidArgument("vkml: VKML_CONV_COOPMAT_B=" + mode + " is not one of: octets, kn, nk");
+}
+
+// Whether t's channels are innermost with every octet of 8 channels 16-byte aligned.
+bool channels_innermost(const TensorDesc& t) {
+  if (t.strides[1] != 1 || t.address % 16 != 0) return false;
+  for (size_t i = 0; i < t.strides.size(); ++i) {
+    if (i != 1 && t.strides[i] % 8 != 0) return false;
+  }
+  return true;
+}
+
+// Channel octets: the source with its channels innermost (transposed into `keep` unless it is
+// already), and A[g][m][(channel, tap)] re-laid as [g][m][tap][channel] into `a_keep`.
+void to_channel_octets(Device& dev, const ConvDesc& c, IgemmPass& pass, TensorDesc& src,
+                       std::unique_ptr<Scratch>& keep, std::unique_ptr<Scratch>& a_keep) {
+  const size_t es = dtype_size(c.dtype);
+  src = *pass.src;
+  if (!channels_innermost(src)) {
+    TensorDesc t = *pass.src;
+    keep = std::make_unique<Scratch>(dev, static_cast<uint64_t>(t.numel()) * es);
+    t.address = keep->address;
+    int64_t s = t.sizes[1];
+    t.strides[1] = 1;
+    for (int i = static_cast<int>(t.sizes.size()) - 1; i >= 2; --i) {
+      t.strides[i] = s;
+      s *= t.sizes[i];
+    }
+    t.strides[0] = s;
+    copy(dev, t, *pass.src);
+    src = t;
+  }
+  pass.src = &src;
+  const int64_t kv = volume(c.kernel, c.spatial), ch = pass.src_group_channels;
+  TensorDesc a;  // A's elements in the new order: [group][m][tap][channel]
+  a.address = pass.a.address;
+  a.dtype = c.dtype;
+  a.sizes = {c.groups, pass.m, kv, ch};
+  a.strides = {pass.a.batch_stride[0], pass.a.row_stride, pass.a.col_stride,
+               kv * pass.a.col_stride};
+  a_keep = std::make_unique<Scratch>(dev, static_cast<uint64_t>(a.numel()) * es);
+  TensorDesc relaid = a;
+  relaid.address = a_keep->address;
+  relaid.strides = {pass.m * kv * ch, kv * ch, ch, 1};
+  copy(dev, relaid, a);
+  pass.a.address = a_keep->address;
+  pass.a.row_stride = kv * ch, pass.a.col_stride = 1, pass.a.batch_stride[0] = pass.m * kv * ch;
 }
 
 bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c, bool krows) {
@@ -128,10 +187,35 @@ bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c
   return 2 * stage * 16 <= caps.max_shared_memory;
 }
 
+// VKML_CONV_COOP_TILE=BMxBNxSUBGROUPSxWMxWN, for tile sweeps: the tile every cooperative-matrix
+// pass takes where it fits; false when unset.
+bool coop_tile_override(CoopTile* out) {
+  const char* env = std::getenv("VKML_CONV_COOP_TILE");
+  if (!env || !*env) return false;
+  unsigned v[5] = {0, 0, 0, 0, 0};
+  const bool parsed = std::sscanf(env, "%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5;
+  const CoopTile t{v[0], v[1], v[2], v[3], v[4]};
+  // Subgroups form a grid of (BN / (16 WN)) columns, each owning WM x WN blocks of 16x16.
+  const bool grid_ok = parsed && t.wn && t.bn % (16 * t.wn) == 0 && t.subgroups &&
+                       t.subgroups % (t.bn / (16 * t.wn)) == 0 &&
+                       t.bm == t.subgroups / (t.bn / (16 * t.wn)) * t.wm * 16;
+  if (!grid_ok) {
+    throw InvalidArgument(std::string("vkml: VKML_CONV_COOP_TILE=") + env +
+                          " is not a consistent BMxBNxSUBGROUPSxWMxWN tile");
+  }
+  *out = t;
+  return true;
+}
+
 // The large tile while it gives enough blocks to fill the device, else the small one; false
 // when neither fits (the SIMT kernels take the pass).
 bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int64_t n,
                       int64_t batches, bool krows, CoopTile* out) {
+  CoopTile forced{};
+  if (coop_tile_override(&forced) && coop_tile_fits(forced, caps, c, krows)) {
+    *out = forced;
+    return true;
+  }
   const int64_t large = ((m + 127) / 128) * ((n + 127) / 128) * batches;
   const bool large_ok = coop_tile_fits(kCoopLarge, caps, c, krows);
   if (large_ok && m > 64 && large >= 128) {
@@ -154,10 +238,20 @@ bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass) {
   if (!env || !*env) {
     const bool half = c.dtype == DType::kF16 || c.dtype == DType::kBF16;
     if (dev.caps().kind == DeviceKind::kCpu || !half) return true;
-    // A pointwise weight gradient's im2col is a plain copy: it stayed ahead on the H200.
-    const bool pointwise = choose_conv_algo(c) == ConvAlgo::kPointwise;
-    if (pass == ConvPass::kForward || (pass == ConvPass::kWeight && pointwise)) return false;
-    return coop_ok(dev, c, pass == ConvPass::kWeight);
+    // Per pass, as the H200's fp16 ResNet layers measured (bench_conv_algos.py, 2026-12-02):
+    // 1x1 kernels keep their GEMMs (an im2col that is a strided copy, or none), except the
+    // stride-1 input gradient; the input gradient needs 8 channels to fill the tiles' rows (a
+    // 3-channel stem's lost); the weight gradient's implicit kernel wins only over short columns
+    // (channels x taps up to 576, and under 512 when strided: 64->64 3x3 won, 64->128 3x3/2 and
+    // every wider layer lost).
+    const int64_t taps = volume(c.kernel, c.spatial), cig = c.in_channels / c.groups;
+    bool strided = false;
+    for (int i = 0; i < c.spatial; ++i) strided |= c.stride[i] != 1;
+    bool wanted = true;
+    if (pass == ConvPass::kForward) wanted = taps > 1;
+    if (pass == ConvPass::kData) wanted = taps > 1 ? cig >= 8 : !strided;
+    if (pass == ConvPass::kWeight) wanted = taps > 1 && cig * taps <= (strided ? 511 : 576);
+    return wanted && coop_ok(dev, c, pass == ConvPass::kWeight);
   }
   const std::string mode(env);
   if (mode == "implicit") return true;
@@ -238,21 +332,32 @@ ConvGemmParams conv_gemm_params(const ConvDesc& c, const IgemmPass& pass) {
 
 }  // namespace
 
-void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
+void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
+  IgemmPass pass = given;
+  TensorDesc octet_src;
+  std::unique_ptr<Scratch> src_keep, a_keep;
+  const DeviceCaps& caps = dev.caps();
+  const CoopGather gather = coop_gather(pass.src_group_channels);
+  const bool krows = gather == CoopGather::kRows;
+  CoopTile ct{};
+  const bool coop = coop_ok(dev, c, false) &&
+                    choose_coop_tile(caps, c, pass.m, c.batch * volume(pass.pos_size, c.spatial),
+                                     c.groups, krows, &ct);
+  const bool octets = coop && gather == CoopGather::kOctets && pass.m > 0 && c.batch > 0 &&
+                      volume(c.kernel, c.spatial) > 0 && volume(pass.pos_size, c.spatial) > 0;
+  if (octets) to_channel_octets(dev, c, pass, octet_src, src_keep, a_keep);
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
   const ConvGemmParams p = conv_gemm_params(c, pass);
-  const DeviceCaps& caps = dev.caps();
   uint32_t tile_m = 0, tile_n = 0;
   const Pipeline* pipe = nullptr;
-  CoopTile ct{};
-  const bool krows = coop_krows();
-  if (coop_ok(dev, c, false) && choose_coop_tile(caps, c, p.m, p.n, c.groups, krows, &ct)) {
+  if (coop) {
     // 16-byte weight loads when k is contiguous and every octet starts 16-byte aligned.
     const MatrixView& a = pass.a;
     const bool a_vec = a.col_stride == 1 && a.row_stride % 8 == 0 && a.batch_stride[0] % 8 == 0 &&
                        a.address % 16 == 0;
     const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, coop_bk(c), ct.wm,
-                             ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u};
+                             ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u,
+                             octets ? 1u : 0u};
     pipe = &dev.pipeline(coop_shader(c, false), spec);
     tile_m = ct.bm, tile_n = ct.bn;
   } else {
@@ -328,7 +433,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   const uint32_t simt_spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
                                 1u, 0u, 0u, 0u};
   const uint32_t coop_spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_k, ct.wm,
-                                ct.wn, ct.subgroups, 0u, 0u};
+                                ct.wn, ct.subgroups, 0u, 0u, 0u};
   const Pipeline& pipe = coop ? dev.pipeline(coop_shader(c, true), coop_spec)
                               : dev.pipeline(wgrad_shader(c), simt_spec);
   const uint64_t push[2] = {dev.stream().params(&g, sizeof(g)), dev.stream().params(&q, sizeof(q))};

@@ -8,6 +8,7 @@
 struct ConvGather {
   ivec3 size, kernel, kmul, mul, add, pos_size, src_sp, dst_sp;
   int kv, khw, src_c, positions;
+  int chans;  // the source's channels per group
 };
 
 ConvGather load_conv_gather(ConvGemmParams p) {
@@ -24,6 +25,7 @@ ConvGather load_conv_gather(ConvGemmParams p) {
   g.kv = g.kernel.x * g.khw;
   g.src_c = p.src_c;
   g.positions = g.pos_size.x * g.pos_size.y * g.pos_size.z;
+  g.chans = p.src_group_channels;
   return g;
 }
 
@@ -66,6 +68,20 @@ Digits tap_digits(ConvGather g, int k) {
   r -= kd * g.khw;
   const int kh = r / max(g.kernel.z, 1);
   d.low = ivec3(kd, kh, r - kh * g.kernel.z);
+  return d;
+}
+
+// k over (kd, kh, kw, channel) with the channel fastest, as top = kd, low = (kh, kw, channel):
+// the order of channels-innermost octets (radix (kernel h, kernel w, channels)).
+Digits channel_tap_digits(ConvGather g, int k) {
+  Digits d;
+  int t = k / max(g.chans, 1);
+  const int ch = k - t * g.chans;
+  const int kw = t % max(g.kernel.z, 1);
+  t /= max(g.kernel.z, 1);
+  const int kh = t % max(g.kernel.y, 1);
+  d.top = t / max(g.kernel.y, 1);
+  d.low = ivec3(kh, kw, ch);
   return d;
 }
 

@@ -8,6 +8,18 @@
 
 namespace vkml::ops {
 
+// A device allocation freed when the scope ends (work recorded before stays ordered).
+struct Scratch {
+  Device& dev;
+  uint64_t address = 0;
+  Scratch(Device& d, uint64_t bytes) : dev(d), address(bytes ? d.allocate(bytes) : 0) {}
+  ~Scratch() {
+    if (address) dev.free(address);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
 // One pass: dst[n, g*m + row, pos] = sum over (c, tap) of a[g][row][c*KV + tap] *
 // src[n, g*src_group_channels + c, pos*mul + tap*kmul + add] (zero outside src) + bias.
 struct IgemmPass {
@@ -26,8 +38,8 @@ enum class ConvPass : uint8_t { kForward, kData, kWeight };
 
 // Whether a pass takes the implicit GEMM where it applies. VKML_CONV=implicit|im2col decides;
 // unset: implicit on CPU devices and for fp32 (the SIMT kernel; H200 ResNet-18 training 73.5 ->
-// 49.2 ms), and for fp16/bf16 gradients on the cooperative-matrix kernel; fp16/bf16 forward
-// passes on GPUs keep im2col + the cooperative-matrix GEMM, faster there on the H200.
+// 49.2 ms), and for fp16/bf16 on the cooperative-matrix kernel except pointwise forward passes
+// and weight gradients (plain GEMMs over the tensors or an im2col that is a copy).
 bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass);
 
 // Whether the pass fits the kernel (f32/f16/bf16, built, 32-bit offsets within a sample).

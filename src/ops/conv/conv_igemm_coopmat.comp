@@ -37,6 +37,11 @@ layout(constant_id = 7) const bool A_VEC = false;  // forward: weight octets as 
 // per-k part of the address (channel and tap offset, the tap's shift) is computed once per 8
 // elements and the per-column part once per tile (else octets of 8 k of one column, [n][k]).
 layout(constant_id = 8) const bool B_KROWS = false;
+// Forward-style passes over a channels-innermost source (unit channel stride, 16-byte aligned
+// octets; the host transposes an NCHW one into scratch): k walks (tap, channel) with the channel
+// fastest, A is re-laid to match, and an octet is 8 channels at one tap: one bounds test and one
+// 16-byte load (two for fp32) instead of 8 gathered elements. B is staged [n][k].
+layout(constant_id = 9) const bool B_CHANNEL_OCTETS = false;
 
 #if defined(IN_F16)
 #define ELEM float16_t
@@ -134,20 +139,25 @@ RAW gather_raw(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off)
 #endif
 
 #if defined(CONV_IMPLICIT)
+// 8 consecutive elements at a 16-byte aligned address, as 16-bit lanes.
+void load_octet(uint64_t addr, out uvec4 hi, out uvec4 lo) {
+#if defined(IN_F32)
+  const uvec4 q0 = CV4(addr).v, q1 = CV4(addr + 16).v;
+  RAW v[8] = RAW[8](uintBitsToFloat(q0.x), uintBitsToFloat(q0.y), uintBitsToFloat(q0.z),
+                    uintBitsToFloat(q0.w), uintBitsToFloat(q1.x), uintBitsToFloat(q1.y),
+                    uintBitsToFloat(q1.z), uintBitsToFloat(q1.w));
+  pack_octet(v, hi, lo);
+#else
+  hi = CV4(addr).v;
+  lo = uvec4(0);
+#endif
+}
+
 // A weight octet (8 weights along k, a_elem bytes apart) of which `valid` are in range: one
 // 16-byte load (two for fp32) when A_VEC and all 8 are, else element by element.
 void fetch_a_octet(uint64_t addr, int a_elem, uint valid, out uvec4 hi, out uvec4 lo) {
   if (A_VEC && valid == 8u) {
-#if defined(IN_F32)
-    const uvec4 q0 = CV4(addr).v, q1 = CV4(addr + 16).v;
-    RAW v[8] = RAW[8](uintBitsToFloat(q0.x), uintBitsToFloat(q0.y), uintBitsToFloat(q0.z),
-                      uintBitsToFloat(q0.w), uintBitsToFloat(q1.x), uintBitsToFloat(q1.y),
-                      uintBitsToFloat(q1.z), uintBitsToFloat(q1.w));
-    pack_octet(v, hi, lo);
-#else
-    hi = CV4(addr).v;
-    lo = uvec4(0);
-#endif
+    load_octet(addr, hi, lo);
     return;
   }
   RAW v[8];
@@ -180,11 +190,15 @@ void main() {
   const Digits one = tap_digits(cg, 1), rest = tap_digits(cg, int(BK) - 8);
   uint64_t g_base[B_UNITS];  // per B octet: its column's sample address and coordinate
   ivec3 g_at[B_UNITS];
-  Digits b_tap[B_UNITS];  // the octet's first k as (channel, tap); B_KROWS: the unit's k
+  Digits b_tap[B_UNITS];  // the octet's first k as (channel, tap); B_KROWS: the unit's k;
+                          // B_CHANNEL_OCTETS: (kd; kh, kw, channel)
+  int g_off[B_UNITS];  // B_CHANNEL_OCTETS: the column's offset within its sample
   uint64_t r_base[8];  // B_KROWS: the thread's 8 columns' sample addresses, coordinates, offsets
   ivec3 r_at[8];
   int r_off[8];
   const Digits k_step = tap_digits(cg, int(BK));
+  const ivec3 oct_radix = ivec3(cg.kernel.yz, cg.chans);
+  const Digits oct_step = channel_tap_digits(cg, int(BK));
   uint64_t a_ptr[A_UNITS];  // the octet's first weight
   bool a_row_in[A_UNITS];
 #else
@@ -233,7 +247,9 @@ void main() {
           [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
             const uint u = tid + l * THREADS, n = u % BN, oct = u / BN;
             conv_column(p, cg, z, col0 + n, g_base[l], g_at[l]);
-            b_tap[l] = tap_digits(cg, int(oct * 8));
+            g_off[l] = conv_offset(cg, g_at[l]);
+            b_tap[l] = B_CHANNEL_OCTETS ? channel_tap_digits(cg, int(oct * 8))
+                                        : tap_digits(cg, int(oct * 8));
           }
         }
         const uint64_t a_step = uint64_t(int64_t(BK) * A.col * IN_SIZE);
@@ -281,7 +297,18 @@ void main() {
               pack_octet(v, h, lo);                                                           \
               PUT(rb, B_UNITS, l, h, lo)                                                      \
             }                                                                                 \
-            [[unroll]] for (uint l = 0; l < B_UNITS && !B_KROWS; ++l) {                       \
+            [[unroll]] for (uint l = 0; l < B_UNITS && B_CHANNEL_OCTETS; ++l) {               \
+              const uint k0 = (kbase) + ((tid + l * THREADS) / BN) * 8;                        \
+              const ivec3 shift = ivec3(b_tap[l].top, b_tap[l].low.xy) * cg.kmul;             \
+              uvec4 h = uvec4(0), lo = uvec4(0);                                              \
+              if (k0 < klen && conv_inside(cg, g_at[l] + shift)) {                            \
+                const int off = g_off[l] + conv_offset(cg, shift) + b_tap[l].low.z;           \
+                load_octet(g_base[l] + uint64_t(int64_t(off) * IN_SIZE), h, lo);              \
+              }                                                                               \
+              b_tap[l] = digits_add(b_tap[l], oct_step, oct_radix);                           \
+              PUT(rb, B_UNITS, l, h, lo)                                                      \
+            }                                                                                 \
+            [[unroll]] for (uint l = 0; l < B_UNITS && !B_KROWS && !B_CHANNEL_OCTETS; ++l) {  \
               const uint k0 = (kbase) + ((tid + l * THREADS) / BN) * 8;                        \
               RAW v[8];                                                                       \
               [[unroll]] for (uint e = 0; e < 8; ++e) {                                       \
