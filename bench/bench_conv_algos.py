@@ -1,7 +1,8 @@
 """The two convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
-against the implicit GEMMs (VKML_CONV), and the default choice, forward and forward + both gradients, per layer of
-ResNet-18 (32x32 inputs, batch 256) and ResNet-50 (224x224, batch 32). Medians of timed repeats
-after warm-up; the ratio > 1 means the implicit path is faster. On CPU devices the sizes shrink.
+against the implicit GEMMs (VKML_CONV), and the default choice, forward and forward + both
+gradients (and each gradient apart), per layer of ResNet-18 (32x32 inputs, batch 256) and ResNet-50
+(224x224, batch 32). Medians of timed repeats after warm-up; the ratio > 1 means the implicit path
+is faster. On CPU devices the sizes shrink.
 
     PYTHONPATH=. python bench/bench_conv_algos.py [--dtype float16] [--json out.json]
 """
@@ -36,16 +37,19 @@ def layer_runs(cin, cout, k, s, hw, batch, dtype):
 
     g = torch.ones_like(fwd())
 
-    def train():
-        return torch.autograd.grad(F.conv2d(x, w, stride=s, padding=k // 2), (x, w), g)
+    def grads(*wrt):
+        return lambda: torch.autograd.grad(F.conv2d(x, w, stride=s, padding=k // 2), wrt, g)
 
-    return fwd, train
+    # fwd+dx and fwd+dw apart show which gradient a slow fwd+bwd row spends its time in.
+    return [("fwd", fwd), ("fwd+bwd", grads(x, w)), ("fwd+dx", grads(x)), ("fwd+dw", grads(w))]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--json", default="")
+    ap.add_argument("--passes", default="fwd,fwd+bwd,fwd+dx,fwd+dw", help="comma-separated")
+    ap.add_argument("--algos", default="im2col,implicit,default", help="comma-separated")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype)
     small = cpu_device()
@@ -57,11 +61,12 @@ def main() -> None:
     print(f"{'layer':34} {'pass':9} {'im2col ms':>10} {'implicit ms':>12} {'ratio':>7} "
           f"{'default ms':>11}")
     for cin, cout, k, s, hw, batch in layers:
-        fwd, train = layer_runs(cin, cout, k, s, hw, batch, dtype)
         tag = f"{cin}->{cout} k{k}s{s} @{hw} b{batch}"
-        for name, fn in (("fwd", fwd), ("fwd+bwd", train)):
-            ms = {}
-            for mode in ("im2col", "implicit", "default"):  # default: VKML_CONV unset
+        for name, fn in layer_runs(cin, cout, k, s, hw, batch, dtype):
+            if name not in args.passes.split(","):
+                continue
+            ms = {"im2col": float("nan"), "implicit": float("nan"), "default": float("nan")}
+            for mode in args.algos.split(","):  # default: VKML_CONV unset
                 if mode == "default":
                     os.environ.pop("VKML_CONV", None)
                 else:
