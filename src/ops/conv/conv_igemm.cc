@@ -79,6 +79,7 @@ int64_t volume(const int64_t* sizes, int spatial) {
 // owning WM x WN blocks of 16x16.
 struct CoopTile {
   uint32_t bm, bn, subgroups, wm, wn;
+  uint32_t bk = 0;  // 0: coop_bk's default for the dtype
 };
 constexpr CoopTile kCoopLarge{128, 128, 8, 4, 2};
 constexpr CoopTile kCoopSmall{64, 64, 4, 2, 2};
@@ -90,6 +91,7 @@ std::string coop_shader(const ConvDesc& c, bool wgrad) {
 
 // fp32 is split into bf16 pairs whose tiles take twice the shared memory: half the K step.
 uint32_t coop_bk(const ConvDesc& c) { return c.dtype == DType::kF32 ? 16 : 32; }
+uint32_t tile_bk(const CoopTile& t, const ConvDesc& c) { return t.bk ? t.bk : coop_bk(c); }
 
 // Whether a pass runs on cooperative matrices: halves wherever the device has 16x16x16 ones.
 // VKML_CONV_COOPMAT=0 keeps the SIMT kernels; =1 also takes fp32, as bf16 pairs, where the caller
@@ -176,7 +178,7 @@ void to_channel_octets(Device& dev, const ConvDesc& c, IgemmPass& pass, TensorDe
 }
 
 bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c, bool krows) {
-  const uint32_t threads = t.subgroups * caps.subgroup_size, bk = coop_bk(c), octets = bk / 8;
+  const uint32_t threads = t.subgroups * caps.subgroup_size, bk = tile_bk(t, c), octets = bk / 8;
   const uint32_t parts = c.dtype == DType::kF32 ? 2 : 1;
   if (threads > caps.max_workgroup_invocations) return false;
   if ((t.bm * octets) % threads != 0 || (t.bn * octets) % threads != 0) return false;
@@ -187,21 +189,22 @@ bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c
   return 2 * stage * 16 <= caps.max_shared_memory;
 }
 
-// VKML_CONV_COOP_TILE=BMxBNxSUBGROUPSxWMxWN, for tile sweeps: the tile every cooperative-matrix
-// pass takes where it fits; false when unset.
+// VKML_CONV_COOP_TILE=BMxBNxSUBGROUPSxWMxWN[xBK], for tile sweeps: the tile every
+// cooperative-matrix pass takes where it fits; false when unset.
 bool coop_tile_override(CoopTile* out) {
   const char* env = std::getenv("VKML_CONV_COOP_TILE");
   if (!env || !*env) return false;
-  unsigned v[5] = {0, 0, 0, 0, 0};
-  const bool parsed = std::sscanf(env, "%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5;
-  const CoopTile t{v[0], v[1], v[2], v[3], v[4]};
+  unsigned v[6] = {0, 0, 0, 0, 0, 0};
+  const int n = std::sscanf(env, "%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+  const bool parsed = (n == 5 || n == 6) && v[5] % 16 == 0;  // whole 16-deep k blocks
+  const CoopTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
   // Subgroups form a grid of (BN / (16 WN)) columns, each owning WM x WN blocks of 16x16.
   const bool grid_ok = parsed && t.wn && t.bn % (16 * t.wn) == 0 && t.subgroups &&
                        t.subgroups % (t.bn / (16 * t.wn)) == 0 &&
                        t.bm == t.subgroups / (t.bn / (16 * t.wn)) * t.wm * 16;
   if (!grid_ok) {
     throw InvalidArgument(std::string("vkml: VKML_CONV_COOP_TILE=") + env +
-                          " is not a consistent BMxBNxSUBGROUPSxWMxWN tile");
+                          " is not a consistent BMxBNxSUBGROUPSxWMxWN[xBK] tile");
   }
   *out = t;
   return true;
@@ -355,7 +358,7 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
     const MatrixView& a = pass.a;
     const bool a_vec = a.col_stride == 1 && a.row_stride % 8 == 0 && a.batch_stride[0] % 8 == 0 &&
                        a.address % 16 == 0;
-    const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, coop_bk(c), ct.wm,
+    const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_bk(ct, c), ct.wm,
                              ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u,
                              octets ? 1u : 0u};
     pipe = &dev.pipeline(coop_shader(c, false), spec);
@@ -410,7 +413,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   const bool coop =
       coop_ok(dev, c, true) && choose_coop_tile(caps, c, g.m, g.n, c.groups, false, &ct);
   const uint32_t tile_m = coop ? ct.bm : t.bm, tile_n = coop ? ct.bn : t.bn;
-  const uint32_t tile_k = coop ? coop_bk(c) : t.bk;
+  const uint32_t tile_k = coop ? tile_bk(ct, c) : t.bk;
   // K is batch x positions, long beside a weight-sized output: split it as gemm_plan does.
   const int64_t blocks = ceil_div(g.m, tile_m) * ceil_div(g.n, tile_n) * c.groups;
   const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;

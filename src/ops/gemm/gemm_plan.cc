@@ -270,9 +270,10 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
 }
 
 // The experimental VK_NV_cooperative_matrix2 kernel (gemm_cm2_*, enabled by VKML_COOPMAT2=1):
-// row-major halves (strides below 2^32) and a plain epilogue, no split-K. Tiles after ggml's
-// {threads, BM, BN, BK}: 256x128x256x64 for large outputs, 256x128x128x64, 128x64x64x64;
-// VKML_GEMM_CM2_TILE=THREADSxBMxBNxBK overrides (for sweeps on a device).
+// halves with row-major A and C, B row-major or K-contiguous (B_T), strides below 2^32, and a
+// plain epilogue, no split-K. Tiles after ggml's {threads, BM, BN, BK}: 256x128x256x64 for large
+// outputs, 256x128x128x64, 128x64x64x64; VKML_GEMM_CM2_TILE=THREADSxBMxBNxBK overrides (for
+// sweeps on a device).
 bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
                    const std::function<bool(const std::string&)>& shader_exists, GemmPlan* plan) {
   const std::string shader = "gemm_cm2_" + dtype_pair(d);
@@ -280,13 +281,19 @@ bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
   if (d.alpha != 1.0 || d.beta != 0.0 || d.bias.address != 0) return false;
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (d.m >= kLimit || d.n >= kLimit || d.k >= kLimit) return false;
+  // B stored [N][K] (K contiguous) is read through a transposed view.
+  const bool b_t = d.b.col_stride != 1 && d.b.row_stride == 1;
+  const MatrixView b_stored = b_t ? d.b.transposed() : d.b;
   // Tensor layouts index each batch's operand with 32-bit element offsets.
-  const int64_t rows[] = {d.m, d.k, d.m}, cols[] = {d.k, d.n, d.n};
-  const MatrixView* views[] = {&d.a, &d.b, &d.c};
+  const int64_t rows[] = {d.m, b_t ? d.n : d.k, d.m}, cols[] = {d.k, b_t ? d.k : d.n, d.n};
+  const MatrixView* views[] = {&d.a, &b_stored, &d.c};
+  bool aligned = true;  // 16-byte rows and bases: the unclamped loads may vectorise
   for (int i = 0; i < 3; ++i) {
     const MatrixView& v = *views[i];
     if (v.col_stride != 1 || v.row_stride < 0 || v.row_stride >= kLimit) return false;
     if ((rows[i] - 1) * v.row_stride + cols[i] >= kLimit) return false;
+    aligned = aligned && v.row_stride % 8 == 0 && v.address % 16 == 0 &&
+              v.batch_stride[0] % 8 == 0 && v.batch_stride[1] % 8 == 0;
   }
   const int64_t batches = d.batch[0] * d.batch[1];
   uint32_t t[4] = {128, 64, 64, 64};
@@ -305,7 +312,7 @@ bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
   if (t[0] > caps.max_workgroup_invocations) return false;
   plan->kernel = GemmKernel::kCoopMat2;
   plan->shader = shader;
-  plan->spec = {t[0], t[1], t[2], t[3]};
+  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u};
   plan->tile_m = t[1];
   plan->tile_n = t[2];
   return true;
