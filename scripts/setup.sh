@@ -85,7 +85,7 @@ fi
 
 # ---- Python venv -----------------------------------------------------------------------------------
 # torch is pinned to the CPU wheel: an unpinned `pip install torch` pulls a multi-GB CUDA build.
-pip_reqs=(torch==2.13.0 numpy pytest pytest-timeout expecttest hypothesis tqdm matplotlib ruff transformers
+pip_reqs=(torch==2.13.0 numpy pytest pytest-timeout pytest-xdist expecttest hypothesis tqdm matplotlib ruff transformers
           scikit-build-core)
 
 if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
