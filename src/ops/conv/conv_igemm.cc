@@ -346,8 +346,11 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
   const bool coop = coop_ok(dev, c, false) &&
                     choose_coop_tile(caps, c, pass.m, c.batch * volume(pass.pos_size, c.spatial),
                                      c.groups, krows, &ct);
+  // The channels-innermost copy's offsets within a sample stay 32-bit like the source's.
+  const int64_t sample_elems = pass.src->sizes[1] * volume(pass.src_size, c.spatial);
   const bool octets = coop && gather == CoopGather::kOctets && pass.m > 0 && c.batch > 0 &&
-                      volume(c.kernel, c.spatial) > 0 && volume(pass.pos_size, c.spatial) > 0;
+                      volume(c.kernel, c.spatial) > 0 && volume(pass.pos_size, c.spatial) > 0 &&
+                      fits_i32(sample_elems);
   if (octets) to_channel_octets(dev, c, pass, octet_src, src_keep, a_keep);
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
   const ConvGemmParams p = conv_gemm_params(c, pass);
