@@ -255,6 +255,40 @@ TEST_F(ConvTest, ChannelOctets) {
   }
 }
 
+// VKML_CONV_SPLITK: the forward-style passes in K slices summed by a second pass (bias there),
+// including stride phases, groups, channel octets and a slice count K does not divide.
+TEST_F(ConvTest, SplitK) {
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  setenv("VKML_CONV_SPLITK", "3", 1);
+  for (DType t : {DType::kF32, DType::kF16}) {
+    if (!dev().caps().supports_dtype(t)) continue;
+    run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+    run({2, 2, 16, 16, 2, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, t);
+    run({2, 2, 3, 8, 1, {15, 13}, {7, 7}, {2, 2}, {3, 3}, {1, 1}}, t);
+  }
+  setenv("VKML_CONV_SPLITK", "64", 1);  // more slices than K steps: as many as there are
+  run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+  unsetenv("VKML_CONV_SPLITK");
+  auto times = kernel_times(dev().stream(), true);
+  size_t reductions = 0;
+  for (const auto& [name, t] : times) {
+    if (name.rfind("conv_splitk_reduce_", 0) == 0) reductions += t.count;
+  }
+  EXPECT_GT(reductions, 0u) << "no pass was split";
+  set_profiling(dev().stream(), false);
+  setenv("VKML_CONV_SPLITK", "0", 1);
+  ConvData d(k2d, DType::kF32);
+  setenv("VKML_CONV", "implicit", 1);
+  DeviceBuffer buf(dev(), 1 << 16);
+  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
+                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
+                                 desc(buf.address + 8192, DType::kF32, d.ys)),
+               InvalidArgument);
+  unsetenv("VKML_CONV");
+  unsetenv("VKML_CONV_SPLITK");
+}
+
 TEST_F(ConvTest, EveryDtype) {
   for (DType t : {DType::kF16, DType::kBF16, DType::kF64}) {
     if (!dev().caps().supports_dtype(t)) continue;

@@ -131,6 +131,22 @@ CoopGather coop_gather(int64_t group_channels) {
   throw InvalidArgument("vkml: VKML_CONV_COOPMAT_B=" + mode + " is not one of: octets, kn, nk");
 }
 
+// VKML_CONV_SPLITK=n (for sweeps; unset: 1): the forward-style passes split K into up to n
+// slices of whole K steps, summed by conv_splitk_reduce, so a grid of few output tiles still
+// fills the device. Returns the slices and sets *k_chunk.
+int64_t conv_splits(int64_t k, uint32_t tile_k, int64_t* k_chunk) {
+  const char* env = std::getenv("VKML_CONV_SPLITK");
+  int64_t want = env && *env ? std::atoll(env) : 1;
+  if (want < 1 || want > 64) {
+    throw InvalidArgument(std::string("vkml: VKML_CONV_SPLITK=") + (env ? env : "") +
+                          " is not a slice count from 1 to 64");
+  }
+  *k_chunk = k;
+  if (want == 1 || k <= tile_k) return 1;
+  *k_chunk = ceil_div(ceil_div(k, want), tile_k) * tile_k;
+  return ceil_div(k, *k_chunk);
+}
+
 // Whether t's channels are innermost with every octet of 8 channels 16-byte aligned.
 bool channels_innermost(const TensorDesc& t) {
   if (t.strides[1] != 1 || t.address % 16 != 0) return false;
@@ -353,8 +369,8 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
                       fits_i32(sample_elems);
   if (octets) to_channel_octets(dev, c, pass, octet_src, src_keep, a_keep);
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
-  const ConvGemmParams p = conv_gemm_params(c, pass);
-  uint32_t tile_m = 0, tile_n = 0;
+  ConvGemmParams p = conv_gemm_params(c, pass);
+  uint32_t tile_m = 0, tile_n = 0, tile_k = 0;
   const Pipeline* pipe = nullptr;
   if (coop) {
     // 16-byte weight loads when k is contiguous and every octet starts 16-byte aligned.
@@ -365,7 +381,7 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
                              ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u,
                              octets ? 1u : 0u};
     pipe = &dev.pipeline(coop_shader(c, false), spec);
-    tile_m = ct.bm, tile_n = ct.bn;
+    tile_m = ct.bm, tile_n = ct.bn, tile_k = tile_bk(ct, c);
   } else {
     const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
     // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
@@ -373,7 +389,15 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
     const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
                              a_k_fast ? 1u : 0u, 1u, 0u, 0u};
     pipe = &dev.pipeline(shader(c), spec);
-    tile_m = t.bm, tile_n = t.bn;
+    tile_m = t.bm, tile_n = t.bn, tile_k = t.bk;
+  }
+  const int64_t splits = conv_splits(p.k, tile_k, &p.k_chunk);
+  std::unique_ptr<Scratch> partial;
+  if (splits > 1) {
+    partial = std::make_unique<Scratch>(
+        dev, static_cast<uint64_t>(splits * c.groups * p.m * p.n) * sizeof(float));
+    p.partial = partial->address;
+    p.splits = static_cast<uint32_t>(splits);
   }
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
@@ -381,12 +405,25 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
   MemRange reads[3] = {{src.address, src.span_bytes()}};
   size_t nreads = 1;
   if (p.k > 0) reads[nreads++] = matrix_range(pass.a, c.dtype, p.m, p.k, per_group);
-  if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
-  const MemRange writes[] = {{dst.address, dst.span_bytes()}};
+  if (pass.bias && !partial) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
+  const MemRange out = partial ? MemRange{p.partial, static_cast<uint64_t>(splits * c.groups *
+                                                                         p.m * p.n) * 4}
+                               : MemRange{dst.address, dst.span_bytes()};
   const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
   dev.stream().dispatch(*pipe, grid(ceil_div(p.n, tile_n), maxg[0]),
-                        grid(ceil_div(p.m, tile_m), maxg[1]), grid(c.groups, maxg[2]), &addr,
-                        sizeof(addr), {reads, nreads}, writes, cost);
+                        grid(ceil_div(p.m, tile_m), maxg[1]), grid(c.groups * splits, maxg[2]),
+                        &addr, sizeof(addr), {reads, nreads}, {&out, 1}, cost);
+  if (!partial) return;
+  // The slices summed in a fixed order, the bias added, stored into the destination.
+  const uint32_t reduce_spec[] = {256};
+  const Pipeline& reduce =
+      dev.pipeline("conv_splitk_reduce_" + std::string(dtype_name(c.dtype)), reduce_spec);
+  MemRange reduce_reads[2] = {out};
+  size_t nreduce = 1;
+  if (pass.bias) reduce_reads[nreduce++] = {pass.bias->address, pass.bias->span_bytes()};
+  const MemRange written = {dst.address, dst.span_bytes()};
+  dev.stream().dispatch(reduce, grid(ceil_div(c.groups * p.m * p.n, 256), maxg[0]), 1, 1, &addr,
+                        sizeof(addr), {reduce_reads, nreduce}, {&written, 1});
 }
 
 bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {

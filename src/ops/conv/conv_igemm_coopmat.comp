@@ -166,13 +166,13 @@ void fetch_a_octet(uint64_t addr, int a_elem, uint valid, out uvec4 hi, out uvec
   }
   pack_octet(v, hi, lo);
 }
-#else
-// Byte address of split-K slice `slice`'s partial sum for C[r][c] of group z.
-uint64_t epi_partial(GemmParams p, int64_t slice, int64_t nbatch, int64_t z, int64_t M, int64_t N,
-                     int64_t r, int64_t c) {
-  return p.partial + uint64_t((((slice * nbatch + z) * M + r) * N + c) * 4);
-}
 #endif
+
+// Byte address of split-K slice `slice`'s partial sum for C[r][c] of group z.
+uint64_t epi_partial(uint64_t partial, int64_t slice, int64_t nbatch, int64_t z, int64_t M,
+                     int64_t N, int64_t r, int64_t c) {
+  return partial + uint64_t((((slice * nbatch + z) * M + r) * N + c) * 4);
+}
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -183,8 +183,9 @@ void main() {
   const GemmOperand A = p.a;
   const int64_t M = p.m, N = p.n, K = p.k;
   const int64_t nbatch = p.groups;
-  const uint splits = 1u;
-  const int64_t k_chunk = K;
+  const uint splits = max(p.splits, 1u);
+  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
+  const uint64_t partial = p.partial;
   const ConvGather cg = load_conv_gather(p);
   const bool conv_bias = (p.flags & VKML_CONV_HAS_BIAS) != 0u;
   const Digits one = tap_digits(cg, 1), rest = tap_digits(cg, int(BK) - 8);
@@ -241,15 +242,15 @@ void main() {
             r_off[e] = conv_offset(cg, r_at[e]);
           }
           [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
-            b_tap[l] = tap_digits(cg, int((tid + l * THREADS) / (BN / 8)));
+            b_tap[l] = tap_digits(cg, int(k_begin) + int((tid + l * THREADS) / (BN / 8)));
           }
         } else {
           [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
             const uint u = tid + l * THREADS, n = u % BN, oct = u / BN;
             conv_column(p, cg, z, col0 + n, g_base[l], g_at[l]);
             g_off[l] = conv_offset(cg, g_at[l]);
-            b_tap[l] = B_CHANNEL_OCTETS ? channel_tap_digits(cg, int(oct * 8))
-                                        : tap_digits(cg, int(oct * 8));
+            const int k0 = int(k_begin) + int(oct * 8);
+            b_tap[l] = B_CHANNEL_OCTETS ? channel_tap_digits(cg, k0) : tap_digits(cg, k0);
           }
         }
         const uint64_t a_step = uint64_t(int64_t(BK) * A.col * IN_SIZE);
@@ -451,13 +452,17 @@ void main() {
               const float v = uintBitsToFloat(sh[scratch + rr * 4 + cc / 4][cc % 4]);
               if (r >= M || c >= N) continue;
 #if defined(CONV_IMPLICIT)
+              if (splits > 1) {  // the bias is the reduction's
+                store_partial(epi_partial(partial, slice, nbatch, z, M, N, r, c), v);
+                continue;
+              }
               const int64_t ch = z * M + r;
               const ACC add =
                   conv_bias ? load_out(p.bias + uint64_t(ch * p.bias_stride * OUT_SIZE)) : 0.0;
               store_out(uint64_t(out_at) + uint64_t(ch * p.dst_c * OUT_SIZE), v + add);
 #else
               if (splits > 1) {
-                store_partial(epi_partial(p, slice, nbatch, z, M, N, r, c), v);
+                store_partial(epi_partial(p.partial, slice, nbatch, z, M, N, r, c), v);
               } else {
                 store_result(epi, z, 0, r, c, v);
               }

@@ -119,8 +119,9 @@ void main() {
   const uint a_rd = (warp / WARPS_N) * (WM / 4) + lr;
   const uint b_rd = (warp % WARPS_N) * (WN / 4) + lc;
 #ifdef CONV_IMPLICIT
-  const uint splits = 1u;
-  const int64_t k_chunk = K;
+  const uint splits = max(p.splits, 1u);
+  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
+  const uint64_t partial = p.partial;
   const int a_elem = int(A.row) * SIMT_IN_BYTES;
   const int64_t a_kstep = int64_t(BK) * A.col * SIMT_IN_BYTES;
   uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
@@ -183,7 +184,7 @@ void main() {
             conv_column(p, cg, b0, col0 + b_unit(l).y * 4 + e, g_base[l * 4 + e], g_at[l * 4 + e]);
             g_off[l * 4 + e] = conv_offset(cg, g_at[l * 4 + e]);
           }
-          b_tap[l] = tap_digits(cg, int(b_unit(l).x));
+          b_tap[l] = tap_digits(cg, int(k_begin) + int(b_unit(l).x));
         }
 #else
         uint64_t b_next = elem_addr(B, b0, b1, k_begin, col0, 4);
@@ -369,11 +370,18 @@ void main() {
             out_at[jj * 4 + e] = conv_out_address(p, cg, col0 + (b_rd + jj * LANES_N) * 4 + e);
           }
         }
-        // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias.
+        // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias
+        // (split-K: 4 columns of the slice's partial products, the bias left to the reduction).
         #define STORE4(i, r, j, val)                                                          \
           {                                                                                   \
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
-            if (row < M) {                                                                    \
+            if (row < M && splits > 1) {                                                      \
+              const int64_t col = col0 + (b_rd + (j) * LANES_N) * 4;                          \
+              const int64_t at_elem = ((slice * nbatch + z) * M + row) * N + col;             \
+              [[unroll]] for (uint e = 0; e < 4; ++e) {                                       \
+                if (col + e < N) store_partial(partial + uint64_t(at_elem + e) * ACC_SIZE, val[e]); \
+              }                                                                               \
+            } else if (row < M) {                                                             \
               const int64_t ch = b0 * M + row;                                                \
               const ACC add =                                                                 \
                   conv_bias ? load_out(p.bias + uint64_t(ch * p.bias_stride * OUT_SIZE)) : 0.0; \
