@@ -2,7 +2,8 @@
 # On the GPU machine, for the session after the ninth (each part under 10 minutes):
 #   part 1: the cooperative-matrix convolution's tiles, K step included (VKML_CONV_COOP_TILE's
 #           optional BK), on the fp16 forward and on each gradient, three processes per tile
-#           since single runs differed by up to a third; ConvTest with a 64-deep K step first.
+#           since single runs differed by up to a third; ConvTest with a 64-deep K step first;
+#           split-K for the forward-style passes (VKML_CONV_SPLITK), checked and timed.
 #   part 2: the coopmat2 GEMM (VKML_COOPMAT2=1): the gemm gtests, then a tile sweep at 4096^3
 #           and 8192^3 with B row-major and K-contiguous, next to the coopmat1 kernel and cuBLAS;
 #           ResNet-50's 3x3 convolutions as plain GEMMs of the same size.
@@ -15,6 +16,17 @@ if [ "$PART" = 1 ]; then
   VKML_CONV_COOP_TILE=64x64x4x2x2x64 timeout 120 ./build-h200/tests/vkml_ops_tests \
     --gtest_filter='ConvTest.*' > "$OUT/gtest_conv.log" 2>&1
   echo "gtest ConvTest, BK 64 ($((SECONDS - t0)) s): $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_conv.log" | tr '\n' ' ')"
+  # Split-K for the forward-style passes (VKML_CONV_SPLITK): ConvTest on the GPU, then timed.
+  VKML_CONV_SPLITK=3 timeout 100 ./build-h200/tests/vkml_ops_tests \
+    --gtest_filter='ConvTest.*' > "$OUT/gtest_splitk.log" 2>&1
+  echo "gtest ConvTest, VKML_CONV_SPLITK=3 ($((SECONDS - t0)) s): $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_splitk.log" | tr '\n' ' ')"
+  for cfg in "VKML_CONV_SPLITK=2" "VKML_CONV_SPLITK=4" "VKML_CONV_SPLITK=4 VKML_CONV_COOP_TILE=128x128x8x4x2" \
+             "VKML_CONV_SPLITK=4 VKML_CONV_COOPMAT=1"; do
+    for dt in float16 float32; do
+      env $cfg timeout 60 python3 bench/bench_conv_algos.py --dtype $dt --passes fwd,fwd+dx \
+        --algos implicit 2>&1 | awk -v t="[$cfg $dt]" 'NR > 1 {print t, $1, $2, $3, $4, $5, $7}'
+    done
+  done
   for tile in "" 128x128x8x4x2 64x64x4x2x2 64x64x4x2x2x64 128x128x4x4x4 128x64x4x4x2 64x128x4x2x4; do
     for rep in 1 2 3; do
       VKML_CONV_COOP_TILE=$tile timeout 60 python3 bench/bench_conv_algos.py --dtype float16 \
