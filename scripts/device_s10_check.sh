@@ -1,13 +1,13 @@
 #!/bin/bash
 # On the GPU machine, for the session after the ninth (each part under 10 minutes):
-#   part 1: the cooperative-matrix convolution's tiles, K step included (VKML_CONV_COOP_TILE's
-#           optional BK), on the fp16 forward and on each gradient, three processes per tile
-#           since single runs differed by up to a third; ConvTest with a 64-deep K step first;
-#           split-K for the forward-style passes (VKML_CONV_SPLITK), checked and timed.
+#   part 1: ConvTest with a 64-deep K step (VKML_CONV_COOP_TILE's optional BK) and with split-K
+#           for the forward-style passes (VKML_CONV_SPLITK), then split-K timed per layer.
+#   part 3: the cooperative-matrix convolution's tiles, K step included, on the fp16 forward and
+#           on each gradient, three processes per tile (single runs differed by up to a third).
 #   part 2: the coopmat2 GEMM (VKML_COOPMAT2=1): the gemm gtests, then a tile sweep at 4096^3
 #           and 8192^3 with B row-major and K-contiguous, next to the coopmat1 kernel and cuBLAS;
 #           ResNet-50's 3x3 convolutions as plain GEMMs of the same size.
-# Usage: bash scripts/device_s10_check.sh 1|2. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s10_check.sh 1|2|3. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-1}
 source scripts/device_build_env.sh
@@ -27,6 +27,7 @@ if [ "$PART" = 1 ]; then
         --algos implicit 2>&1 | awk -v t="[$cfg $dt]" 'NR > 1 {print t, $1, $2, $3, $4, $5, $7}'
     done
   done
+elif [ "$PART" = 3 ]; then
   for tile in "" 128x128x8x4x2 64x64x4x2x2 64x64x4x2x2x64 128x128x4x4x4 128x64x4x4x2 64x128x4x2x4; do
     for rep in 1 2 3; do
       VKML_CONV_COOP_TILE=$tile timeout 60 python3 bench/bench_conv_algos.py --dtype float16 \
