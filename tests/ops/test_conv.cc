@@ -253,6 +253,16 @@ TEST_F(ConvTest, ChannelOctets) {
     run({1, 1, 8, 8, 1, {13}, {3}, {1}, {2}, {2}}, t);
     run({3, 1, 8, 16, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, t);
   }
+  setenv("VKML_CONV", "implicit", 1);
+  setenv("VKML_CONV_COOPMAT_B", "rows", 1);  // a typo is refused on every device
+  ConvData d(k2d, DType::kF32);
+  DeviceBuffer buf(dev(), 1 << 16);
+  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
+                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
+                                 desc(buf.address + 8192, DType::kF32, d.ys)),
+               InvalidArgument);
+  unsetenv("VKML_CONV_COOPMAT_B");
+  unsetenv("VKML_CONV");
 }
 
 // VKML_CONV_SPLITK: the forward-style passes in K slices summed by a second pass (bias there),

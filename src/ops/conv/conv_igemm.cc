@@ -125,10 +125,11 @@ enum class CoopGather : uint8_t { kOctets, kRows, kColumns };
 CoopGather coop_gather(int64_t group_channels) {
   const char* env = std::getenv("VKML_CONV_COOPMAT_B");
   const std::string mode = env ? env : "";
+  if (!mode.empty() && mode != "octets" && mode != "kn" && mode != "nk") {
+    throw InvalidArgument("vkml: VKML_CONV_COOPMAT_B=" + mode + " is not one of: octets, kn, nk");
+  }
   if (mode == "nk") return CoopGather::kColumns;
-  if (mode == "kn" || group_channels % 8 != 0) return CoopGather::kRows;
-  if (mode.empty() || mode == "octets") return CoopGather::kOctets;
-  throw InvalidArgument("vkml: VKML_CONV_COOPMAT_B=" + mode + " is not one of: octets, kn, nk");
+  return mode == "kn" || group_channels % 8 != 0 ? CoopGather::kRows : CoopGather::kOctets;
 }
 
 // VKML_CONV_SPLITK=n (for sweeps; unset: 1): the forward-style passes split K into up to n
