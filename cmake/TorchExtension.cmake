@@ -30,6 +30,9 @@ target_include_directories(_C PRIVATE ${TORCH_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/
 target_compile_definitions(_C PRIVATE _GLIBCXX_USE_CXX11_ABI=${TORCH_CXX11_ABI}
                                       TORCH_EXTENSION_NAME=_C TORCH_API_INCLUDE_EXTENSION_H)
 target_compile_options(_C PRIVATE -Wno-unused-parameter)
+# Every bridge file parses torch's heaviest headers (9 of a file's 14 s on the 2-core machine):
+# one precompiled header for all of them takes minutes off a clean build.
+target_precompile_headers(_C PRIVATE <torch/library.h> <ATen/ops/empty.h> <c10/core/DeviceGuard.h>)
 find_library(TORCH_PYTHON_LIB torch_python PATHS ${TORCH_LIB_DIR} NO_DEFAULT_PATH REQUIRED)
 target_link_directories(_C PRIVATE ${TORCH_LIB_DIR})
 target_link_libraries(_C PRIVATE vkml_core c10 torch torch_cpu ${TORCH_PYTHON_LIB})
