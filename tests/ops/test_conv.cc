@@ -204,6 +204,20 @@ class ConvTest : public DeviceTest {
     got_b.download(dev(), out.address);
     EXPECT_LE(rel_error(got_b, gb_ref), tol) << name("backward bias");
   }
+
+  // A forward pass of g (fp32) under env = value is refused with InvalidArgument (a typo in a
+  // variable), on every device; the variable is unset afterwards.
+  void expect_forward_refused(const Geo& g, const char* env, const char* value) {
+    setenv(env, value, 1);
+    ConvData d(g, DType::kF32);
+    DeviceBuffer buf(dev(), 1 << 16);
+    EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
+                                   desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
+                                   desc(buf.address + 8192, DType::kF32, d.ys)),
+                 InvalidArgument)
+        << env << "=" << value;
+    unsetenv(env);
+  }
 };
 
 const Geo k2d{2, 2, 3, 4, 1, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}};
@@ -254,14 +268,7 @@ TEST_F(ConvTest, ChannelOctets) {
     run({3, 1, 8, 16, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, t);
   }
   setenv("VKML_CONV", "implicit", 1);
-  setenv("VKML_CONV_COOPMAT_B", "rows", 1);  // a typo is refused on every device
-  ConvData d(k2d, DType::kF32);
-  DeviceBuffer buf(dev(), 1 << 16);
-  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
-                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
-                                 desc(buf.address + 8192, DType::kF32, d.ys)),
-               InvalidArgument);
-  unsetenv("VKML_CONV_COOPMAT_B");
+  expect_forward_refused(k2d, "VKML_CONV_COOPMAT_B", "rows");
   unsetenv("VKML_CONV");
 }
 
@@ -287,16 +294,9 @@ TEST_F(ConvTest, SplitK) {
   }
   EXPECT_GT(reductions, 0u) << "no pass was split";
   set_profiling(dev().stream(), false);
-  setenv("VKML_CONV_SPLITK", "0", 1);
-  ConvData d(k2d, DType::kF32);
   setenv("VKML_CONV", "implicit", 1);
-  DeviceBuffer buf(dev(), 1 << 16);
-  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
-                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
-                                 desc(buf.address + 8192, DType::kF32, d.ys)),
-               InvalidArgument);
+  expect_forward_refused(k2d, "VKML_CONV_SPLITK", "0");
   unsetenv("VKML_CONV");
-  unsetenv("VKML_CONV_SPLITK");
 }
 
 TEST_F(ConvTest, EveryDtype) {
@@ -364,13 +364,7 @@ TEST_F(ConvTest, ImplicitGemm) {
       EXPECT_TRUE(ops::conv_implicit_requested(dev(), make_desc(k2d, DType::kF16), pass));
     }
   }
-  setenv("VKML_CONV", "im2col-typo", 1);
-  DeviceBuffer buf(dev(), 1 << 16);
-  EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
-                                 desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
-                                 desc(buf.address + 8192, DType::kF32, d.ys)),
-               InvalidArgument);
-  unsetenv("VKML_CONV");
+  expect_forward_refused(k2d, "VKML_CONV", "im2col-typo");
 }
 
 TEST_F(ConvTest, RejectsInconsistentGeometry) {
