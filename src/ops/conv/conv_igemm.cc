@@ -132,20 +132,25 @@ CoopGather coop_gather(int64_t group_channels) {
   return mode == "kn" || group_channels % 8 != 0 ? CoopGather::kRows : CoopGather::kOctets;
 }
 
+// K cut into up to `want` slices of whole K steps: returns the slices (1: none) and sets
+// *k_chunk, each slice's length.
+int64_t k_slices(int64_t k, int64_t want, uint32_t tile_k, int64_t* k_chunk) {
+  *k_chunk = k;
+  if (want <= 1 || k <= tile_k) return 1;
+  *k_chunk = ceil_div(ceil_div(k, want), tile_k) * tile_k;
+  return ceil_div(k, *k_chunk);
+}
+
 // VKML_CONV_SPLITK=n (for sweeps; unset: 1): the forward-style passes split K into up to n
-// slices of whole K steps, summed by conv_splitk_reduce, so a grid of few output tiles still
-// fills the device. Returns the slices and sets *k_chunk.
-int64_t conv_splits(int64_t k, uint32_t tile_k, int64_t* k_chunk) {
+// slices, summed by conv_splitk_reduce, so a grid of few output tiles still fills the device.
+int64_t conv_splits_requested() {
   const char* env = std::getenv("VKML_CONV_SPLITK");
-  int64_t want = env && *env ? std::atoll(env) : 1;
+  const int64_t want = env && *env ? std::atoll(env) : 1;
   if (want < 1 || want > 64) {
     throw InvalidArgument(std::string("vkml: VKML_CONV_SPLITK=") + (env ? env : "") +
                           " is not a slice count from 1 to 64");
   }
-  *k_chunk = k;
-  if (want == 1 || k <= tile_k) return 1;
-  *k_chunk = ceil_div(ceil_div(k, want), tile_k) * tile_k;
-  return ceil_div(k, *k_chunk);
+  return want;
 }
 
 // Whether t's channels are innermost with every octet of 8 channels 16-byte aligned.
@@ -392,11 +397,12 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
     pipe = &dev.pipeline(shader(c), spec);
     tile_m = t.bm, tile_n = t.bn, tile_k = t.bk;
   }
-  const int64_t splits = conv_splits(p.k, tile_k, &p.k_chunk);
+  const int64_t splits = k_slices(p.k, conv_splits_requested(), tile_k, &p.k_chunk);
+  const uint64_t partial_bytes =
+      splits > 1 ? static_cast<uint64_t>(splits * c.groups * p.m * p.n) * sizeof(float) : 0;
   std::unique_ptr<Scratch> partial;
-  if (splits > 1) {
-    partial = std::make_unique<Scratch>(
-        dev, static_cast<uint64_t>(splits * c.groups * p.m * p.n) * sizeof(float));
+  if (partial_bytes) {
+    partial = std::make_unique<Scratch>(dev, partial_bytes);
     p.partial = partial->address;
     p.splits = static_cast<uint32_t>(splits);
   }
@@ -407,8 +413,7 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
   size_t nreads = 1;
   if (p.k > 0) reads[nreads++] = matrix_range(pass.a, c.dtype, p.m, p.k, per_group);
   if (pass.bias && !partial) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
-  const MemRange out = partial ? MemRange{p.partial, static_cast<uint64_t>(splits * c.groups *
-                                                                         p.m * p.n) * 4}
+  const MemRange out = partial ? MemRange{p.partial, partial_bytes}
                                : MemRange{dst.address, dst.span_bytes()};
   const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
   dev.stream().dispatch(*pipe, grid(ceil_div(p.n, tile_n), maxg[0]),
@@ -464,10 +469,7 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
     splits = std::min<int64_t>({target / blocks, g.k / 512, 128});
     while (splits > 1 && splits * c.groups * g.m * g.n * 4 > (256ll << 20)) splits /= 2;  // fp32
   }
-  if (splits > 1) {
-    g.k_chunk = ceil_div(ceil_div(g.k, splits), tile_k) * tile_k;
-    splits = ceil_div(g.k, g.k_chunk);
-  }
+  splits = k_slices(g.k, splits, tile_k, &g.k_chunk);
   g.splits = static_cast<uint32_t>(splits);
   const uint64_t partial_bytes =
       splits > 1 ? static_cast<uint64_t>(splits * c.groups * g.m * g.n) * 4 : 0;

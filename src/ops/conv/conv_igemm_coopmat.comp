@@ -168,11 +168,6 @@ void fetch_a_octet(uint64_t addr, int a_elem, uint valid, out uvec4 hi, out uvec
 }
 #endif
 
-// Byte address of split-K slice `slice`'s partial sum for C[r][c] of group z.
-uint64_t epi_partial(uint64_t partial, int64_t slice, int64_t nbatch, int64_t z, int64_t M,
-                     int64_t N, int64_t r, int64_t c) {
-  return partial + uint64_t((((slice * nbatch + z) * M + r) * N + c) * 4);
-}
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -453,7 +448,8 @@ void main() {
               if (r >= M || c >= N) continue;
 #if defined(CONV_IMPLICIT)
               if (splits > 1) {  // the bias is the reduction's
-                store_partial(epi_partial(partial, slice, nbatch, z, M, N, r, c), v);
+                const int64_t at = partial_index(slice, nbatch, z, M, N, r, c);
+                store_partial(partial + uint64_t(at) * 4, v);
                 continue;
               }
               const int64_t ch = z * M + r;
@@ -462,7 +458,8 @@ void main() {
               store_out(uint64_t(out_at) + uint64_t(ch * p.dst_c * OUT_SIZE), v + add);
 #else
               if (splits > 1) {
-                store_partial(epi_partial(p.partial, slice, nbatch, z, M, N, r, c), v);
+                const int64_t at = partial_index(slice, nbatch, z, M, N, r, c);
+                store_partial(p.partial + uint64_t(at) * 4, v);
               } else {
                 store_result(epi, z, 0, r, c, v);
               }

@@ -95,36 +95,27 @@ void main() {
         const uint row0 = tm * BM, col0 = tn * BN;
         coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> acc =
             coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
-        const bool inside = k_whole && row0 + BM <= uint(M) && col0 + BN <= uint(N);
-        if (inside) {  // uniform over the workgroup
+        // One K step at k: A's BM x BK and B's BK x BN blocks through layouts la and lb (B as
+        // stored: [K][N], or [N][K] read through the transposed view), multiplied into acc.
+        #define K_STEP(la, lb, k)                                                             \
+          {                                                                                   \
+            coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;                       \
+            coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;                       \
+            coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(la, row0, BM, k, BK));    \
+            if (B_T) {                                                                        \
+              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, col0, BN, k, BK),   \
+                                  transposed_view);                                           \
+            } else {                                                                          \
+              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, k, BK, col0, BN));  \
+            }                                                                                 \
+            acc = coopMatMulAdd(ma, mb, acc);                                                 \
+          }
+        if (k_whole && row0 + BM <= uint(M) && col0 + BN <= uint(N)) {  // uniform: wholly inside
           for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
-            [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
-              const uint k = k0 + u * BK;
-              coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;
-              coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
-              coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(fa, row0, BM, k, BK));
-              if (B_T) {
-                coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(fb, col0, BN, k, BK),
-                                    transposed_view);
-              } else {
-                coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(fb, k, BK, col0, BN));
-              }
-              acc = coopMatMulAdd(ma, mb, acc);
-            }
+            [[unroll]] for (uint u = 0; u < UNROLL; ++u) K_STEP(fa, fb, k0 + u * BK)
           }
         } else {
-          for (uint k0 = 0; k0 < uint(K); k0 += BK) {
-            coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;
-            coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
-            coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(ta, row0, BM, k0, BK));
-            if (B_T) {
-              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(tb, col0, BN, k0, BK),
-                                  transposed_view);
-            } else {
-              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(tb, k0, BK, col0, BN));
-            }
-            acc = coopMatMulAdd(ma, mb, acc);
-          }
+          for (uint k0 = 0; k0 < uint(K); k0 += BK) K_STEP(ta, tb, k0)
         }
         coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> result =
             coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);

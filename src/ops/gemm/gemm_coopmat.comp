@@ -155,7 +155,7 @@ void main() {
               const int64_t r = r0 + e / 16, c = c0 + e % 16;
               if (r >= M || c >= N) continue;
               if (splits > 1) {
-                store_partial(partial + uint64_t(((slice * nbatch + z) * M + r) * N + c) * 4,
+                store_partial(partial + uint64_t(partial_index(slice, nbatch, z, M, N, r, c)) * 4,
                               sh_c[sg * 256 + e]);
               } else {
                 store_result(epi, b0, b1, r, c, sh_c[sg * 256 + e]);

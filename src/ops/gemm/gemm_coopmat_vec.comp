@@ -247,8 +247,8 @@ void main() {
             [[unroll]] for (uint e = 0; e < 8; ++e) {
               if (r >= M || c + e >= N) continue;
               if (splits > 1) {
-                store_partial(partial + uint64_t(((slice * nbatch + z) * M + r) * N + c + e) * 4,
-                              v[e]);
+                const int64_t at = partial_index(slice, nbatch, z, M, N, r, c + e);
+                store_partial(partial + uint64_t(at) * 4, v[e]);
               } else {
                 store_result(epi, b0, b1, r, c + e, v[e]);
               }

@@ -377,9 +377,10 @@ void main() {
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
             if (row < M && splits > 1) {                                                      \
               const int64_t col = col0 + (b_rd + (j) * LANES_N) * 4;                          \
-              const int64_t at_elem = ((slice * nbatch + z) * M + row) * N + col;             \
+              const uint64_t at =                                                             \
+                  partial + uint64_t(partial_index(slice, nbatch, z, M, N, row, col)) * ACC_SIZE; \
               [[unroll]] for (uint e = 0; e < 4; ++e) {                                       \
-                if (col + e < N) store_partial(partial + uint64_t(at_elem + e) * ACC_SIZE, val[e]); \
+                if (col + e < N) store_partial(at + e * ACC_SIZE, val[e]);                    \
               }                                                                               \
             } else if (row < M) {                                                             \
               const int64_t ch = b0 * M + row;                                                \
@@ -401,7 +402,7 @@ void main() {
             const bool full = col + 4 <= N;                                                   \
             if (row < M && col < N) {                                                         \
               if (splits > 1) {                                                               \
-                const int64_t at_elem = ((slice * nbatch + z) * M + row) * N + col;           \
+                const int64_t at_elem = partial_index(slice, nbatch, z, M, N, row, col);       \
                 const uint64_t at = partial + uint64_t(at_elem) * 4;                          \
                 if (vec_partial && full) {                                                    \
                   SimtW4(at).v = val;                                                         \

@@ -137,8 +137,8 @@ void main() {
             const int64_t c = col0 + tx + j * THREADS_N;
             if (c >= N) continue;
             if (splits > 1) {
-              store_partial(partial + uint64_t(((slice * nbatch + z) * M + r) * N + c) * ACC_SIZE,
-                            acc[i * TN + j]);
+              const int64_t at = partial_index(slice, nbatch, z, M, N, r, c);
+              store_partial(partial + uint64_t(at) * ACC_SIZE, acc[i * TN + j]);
             } else {
               store_result(epi, b0, b1, r, c, acc[i * TN + j]);
             }

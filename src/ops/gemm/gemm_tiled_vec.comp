@@ -170,8 +170,8 @@ void main() {
               [[unroll]] for (uint e = 0; e < 4; ++e) {
                 if (col + e >= N) continue;
                 if (splits > 1) {
-                  store_partial(partial + uint64_t(((slice * nbatch + z) * M + row) * N + col + e) * 4,
-                                v[e]);
+                  const int64_t at = partial_index(slice, nbatch, z, M, N, row, col + e);
+                  store_partial(partial + uint64_t(at) * 4, v[e]);
                 } else {
                   store_result(epi, b0, b1, row, col + e, v[e]);
                 }

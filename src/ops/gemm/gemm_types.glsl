@@ -17,6 +17,13 @@ void store_partial(uint64_t a, ACC v) { PF32(a).v = v; }
 ACC load_partial(uint64_t a) { return PF32(a).v; }
 #endif
 
+// Element index of split-K slice `slice`'s partial product for C[r][c] of batch z: slices of
+// nbatch M x N matrices, the layout every split-K kernel writes and the reductions read.
+int64_t partial_index(int64_t slice, int64_t nbatch, int64_t z, int64_t M, int64_t N, int64_t r,
+                      int64_t c) {
+  return ((slice * nbatch + z) * M + r) * N + c;
+}
+
 #if defined(IN_F32)
 #define IN_SIZE 4
 ACC load_in(uint64_t a) { return ACC(PF32(a).v); }
