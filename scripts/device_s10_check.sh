@@ -13,6 +13,17 @@ PART=${1:-1}
 source scripts/device_build_env.sh
 t0=$SECONDS
 if [ "$PART" = 1 ]; then
+  # The driver's statistics of the GEMM and convolution kernels (VKML_PIPELINE_STATS): registers,
+  # shared memory and spills, one line per pipeline as each is first created.
+  export VKML_CACHE_DIR=/tmp/vkml-stats-cache  # a cold cache, so every pipeline is compiled
+  for dt in float16 float32; do
+    VKML_PIPELINE_STATS=1 timeout 60 python3 bench/bench_gemm.py --dtype $dt --no-cpu \
+      --shapes 4096x4096x4096,4096x4096x4096t 2>&1 | grep "pipeline stats" >> "$OUT/stats.txt"
+    VKML_PIPELINE_STATS=1 timeout 90 python3 bench/bench_conv_algos.py --dtype $dt \
+      --passes fwd,fwd+bwd --algos default 2>&1 | grep "pipeline stats" >> "$OUT/stats.txt"
+  done
+  sort -u "$OUT/stats.txt" | grep -E "gemm|conv" | cut -c21-400 | head -40
+  export VKML_CACHE_DIR=/tmp/vkml-cache
   VKML_CONV_COOP_TILE=64x64x4x2x2x64 timeout 120 ./build-h200/tests/vkml_ops_tests \
     --gtest_filter='ConvTest.*' > "$OUT/gtest_conv.log" 2>&1
   echo "gtest ConvTest, BK 64 ($((SECONDS - t0)) s): $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_conv.log" | tr '\n' ' ')"
@@ -20,8 +31,7 @@ if [ "$PART" = 1 ]; then
   VKML_CONV_SPLITK=3 timeout 100 ./build-h200/tests/vkml_ops_tests \
     --gtest_filter='ConvTest.*' > "$OUT/gtest_splitk.log" 2>&1
   echo "gtest ConvTest, VKML_CONV_SPLITK=3 ($((SECONDS - t0)) s): $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_splitk.log" | tr '\n' ' ')"
-  for cfg in "VKML_CONV_SPLITK=2" "VKML_CONV_SPLITK=4" "VKML_CONV_SPLITK=4 VKML_CONV_COOP_TILE=128x128x8x4x2" \
-             "VKML_CONV_SPLITK=4 VKML_CONV_COOPMAT=1"; do
+  for cfg in "VKML_CONV_SPLITK=1" "VKML_CONV_SPLITK=2" "VKML_CONV_SPLITK=4" "VKML_CONV_SPLITK=4 VKML_CONV_COOP_TILE=128x128x8x4x2"; do
     for dt in float16 float32; do
       env $cfg timeout 60 python3 bench/bench_conv_algos.py --dtype $dt --passes fwd,fwd+dx \
         --algos implicit 2>&1 | awk -v t="[$cfg $dt]" 'NR > 1 {print t, $1, $2, $3, $4, $5, $7}'

@@ -109,8 +109,10 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   pi.stage.pName = "main";
   pi.stage.pSpecializationInfo = &si;
   pi.layout = vk_.layout;
+  if (vk_.pipeline_stats) pi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
   VKML_VK_CHECK(vk::vkCreateComputePipelines(vk_.device, cache_, 1, &pi, nullptr, &handle));
+  if (vk_.pipeline_stats) print_statistics(handle, shader, spec);
   auto p = std::make_unique<Pipeline>();
   p->handle = reinterpret_cast<uint64_t>(handle);
   p->local_size_x = spec[0];
@@ -118,6 +120,44 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   created_++;
   dirty_ = true;
   return *(pipelines_[key] = std::move(p));
+}
+
+// One line per executable on stderr: the shader, its specialization constants, then each
+// statistic the driver reports (register count, shared memory, spills on NVIDIA).
+void PipelineCache::print_statistics(VkPipeline handle, const std::string& shader,
+                                     const std::vector<uint32_t>& spec) {
+  auto get_props = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+      vk::vkGetDeviceProcAddr(vk_.device, "vkGetPipelineExecutablePropertiesKHR"));
+  auto get_stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vk::vkGetDeviceProcAddr(vk_.device, "vkGetPipelineExecutableStatisticsKHR"));
+  if (!get_props || !get_stats) return;
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = handle;
+  uint32_t n = 0;
+  if (get_props(vk_.device, &info, &n, nullptr) != VK_SUCCESS) return;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = handle;
+    ei.executableIndex = e;
+    uint32_t ns = 0;
+    if (get_stats(vk_.device, &ei, &ns, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (get_stats(vk_.device, &ei, &ns, st.data()) != VK_SUCCESS) continue;
+    std::ostringstream line;
+    line << "vkml pipeline stats: " << shader << " [";
+    for (size_t i = 0; i < spec.size(); ++i) line << (i ? "," : "") << spec[i];
+    line << "]";
+    for (const auto& x : st) {
+      line << "; " << x.name << "=";
+      switch (x.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line << x.value.b32; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line << x.value.i64; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line << x.value.u64; break;
+        default: line << x.value.f64; break;
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.str().c_str());
+  }
 }
 
 void PipelineCache::save() {

@@ -24,6 +24,8 @@ class PipelineCache {
   uint64_t created() const { return created_; }
 
  private:
+  void print_statistics(VkPipeline handle, const std::string& shader,
+                        const std::vector<uint32_t>& spec);
   VulkanDevice& vk_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::string path_;

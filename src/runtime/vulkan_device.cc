@@ -1,6 +1,7 @@
 // Logical device creation and the Device facade.
 #include "vulkan_device.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -151,6 +152,9 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
     tail = &fcm2.pNext;
   }
   if (caps.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fpe{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const char* want_stats = std::getenv("VKML_PIPELINE_STATS");
   // MoltenVK and other portability drivers require this extension to be enabled when listed.
   uint32_t ne = 0;
   vk::vkEnumerateDeviceExtensionProperties(v.physical, nullptr, &ne, nullptr);
@@ -159,6 +163,14 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
   for (auto& p : props) {
     if (std::strcmp(p.extensionName, "VK_KHR_portability_subset") == 0) {
       exts.push_back("VK_KHR_portability_subset");
+    }
+    if (want_stats && std::atoi(want_stats) > 0 &&
+        std::strcmp(p.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0) {
+      exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+      fpe.pipelineExecutableInfo = VK_TRUE;
+      *tail = &fpe;
+      tail = &fpe.pNext;
+      v.pipeline_stats = true;
     }
   }
 

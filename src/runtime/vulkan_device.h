@@ -30,6 +30,9 @@ struct VulkanDevice {
   int staging_type = -1;  // host-visible, coherent; cached when available (fast readback)
   int params_type = -1;   // host-visible, coherent; device-local when available (BAR)
   VkPipelineLayout layout = VK_NULL_HANDLE;
+  // VKML_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties: print the driver's statistics
+  // (registers, shared memory, spills) of each new pipeline, for tuning kernels without a profiler.
+  bool pipeline_stats = false;
   std::mutex queue_mutex;
 
   // Creates a buffer with dedicated memory of `type`. Returns an empty RawBuffer when the

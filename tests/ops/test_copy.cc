@@ -139,6 +139,50 @@ TEST_F(CopyTest, BroadcastZeroSizeAndOddShapes) {
         }
 }
 
+// Copies whose unit-stride dimension differs between the sides take the tiled transpose: NCHW to
+// channels-last with odd planes, a plain matrix transpose, a broadcast source, every element size.
+TEST_F(CopyTest, TransposesThroughTilesEveryElementSize) {
+  struct Case {
+    std::vector<int64_t> sizes, dst_strides, src_strides;
+    int64_t src_numel;
+  };
+  const int64_t n = 3, c = 37, hw = 50;
+  const Case cases[] = {
+      // [n][c][hw] source into a [n][hw][c] destination (NCHW to channels-last).
+      {{n, c, hw}, {c * hw, 1, c}, {c * hw, hw, 1}, n * c * hw},
+      // A 70x33 matrix transposed, the source read through its transpose view.
+      {{33, 70}, {70, 1}, {1, 33}, 33 * 70},
+      // A [c][hw] plane broadcast over the batch (source batch stride 0).
+      {{n, c, hw}, {c * hw, 1, c}, {0, hw, 1}, c * hw},
+  };
+  for (DType t : {DType::kI8, DType::kF16, DType::kF32, DType::kI64}) {
+    const size_t es = dtype_size(t);
+    for (const Case& k : cases) {
+      int64_t numel = 1;
+      for (int64_t s : k.sizes) numel *= s;
+      auto host = random_values(t, k.src_numel, 7);
+      DeviceBuffer src(dev(), k.src_numel * es), dst(dev(), numel * es);
+      dev().stream().upload(host.data(), src.address, host.size());
+      ops::copy(dev(), desc(dst.address, t, k.sizes, k.dst_strides),
+                desc(src.address, t, k.sizes, k.src_strides));
+      auto out = download<uint8_t>(dev(), dst.address, numel * es);
+      std::vector<int64_t> idx(k.sizes.size(), 0);
+      for (int64_t i = 0; i < numel; ++i) {
+        int64_t so = 0, dof = 0;
+        for (size_t d = 0; d < idx.size(); ++d) {
+          so += idx[d] * k.src_strides[d];
+          dof += idx[d] * k.dst_strides[d];
+        }
+        ASSERT_EQ(std::memcmp(out.data() + dof * es, host.data() + so * es, es), 0)
+            << dtype_name(t) << " element " << i;
+        for (int d = static_cast<int>(idx.size()) - 1; d >= 0 && ++idx[d] == k.sizes[d]; --d) {
+          idx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CopyTest, FillEveryDtypeStrided) {
   for (DType t : kAll) {
     if (!dev().caps().supports_dtype(t)) continue;

@@ -160,7 +160,7 @@ TEST(GemmPlanTest, ColumnMajorOutputIsSolvedTransposed) {
 TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   DeviceCaps caps = h200_like();
   GemmDesc f16 = shape(512, 512, 520, DType::kF16, DType::kF16);
-  // Aligned operands take the vectorised kernel; an odd K (rows not 16-byte aligned) the general one.
+  // Operands with a unit stride take the vectorised kernel, with 16-byte loads where aligned.
   GemmPlan v = ops::choose_gemm_plan(f16, caps, all_shaders);
   EXPECT_EQ(v.kernel, GemmKernel::kCoopMatVec);
   EXPECT_EQ(v.shader, "gemm_coopmatv_f16_f16");
@@ -170,8 +170,15 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   GemmDesc wt = f16;         // x @ W^T: B contiguous along k
   wt.b = {0x2000, 1, 520};
   EXPECT_EQ(ops::choose_gemm_plan(wt, caps, all_shaders).spec[8], 0u);
-  f16.k = 511;
+  EXPECT_EQ(v.spec[10], 0u);  // A and B in 16-byte loads
+  EXPECT_EQ(v.spec[11], 0u);
+  f16.k = 511;  // A's rows no longer 16-byte aligned: read element by element
   f16.a.row_stride = 511;
+  GemmPlan odd_k = ops::choose_gemm_plan(f16, caps, all_shaders);
+  EXPECT_EQ(odd_k.kernel, GemmKernel::kCoopMatVec);
+  EXPECT_EQ(odd_k.spec[10], 1u);
+  EXPECT_EQ(odd_k.spec[11], 0u);
+  f16.a = {0x1000, 2, 1024};  // no unit stride at all: the general kernel
   GemmPlan p = ops::choose_gemm_plan(f16, caps, all_shaders);
   EXPECT_EQ(p.kernel, GemmKernel::kCoopMat);
   EXPECT_EQ(p.shader, "gemm_coopmat_f16_f16");
@@ -506,6 +513,26 @@ TEST_F(GemmTest, AlignedOperandsEveryLayout) {
       check({264, 520, 40, in, out, Layout::kRowMajor, Layout::kRowMajor}, "aligned, many tiles");
       check({264, 520, 40, in, out, Layout::kColMajor, Layout::kColMajor}, "aligned, many tiles");
     }
+  }
+}
+
+// Half-precision operands with a unit stride whose rows are not 16-byte aligned (odd extents, as
+// in a 1x1 convolution over 14x14 or 7x7 planes): the vectorised kernel reads them element by
+// element on devices with cooperative matrices; every layout, batches, partial tiles, split-K.
+TEST_F(GemmTest, UnalignedHalvesEveryLayout) {
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor};
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    if (!dev().caps().supports_dtype(in)) continue;
+    for (Layout la : layouts) {
+      for (Layout lb : layouts) {
+        check({150, 196, 72, in, in, la, lb}, "unaligned N");
+        check({49, 70, 37, in, DType::kF32, la, lb}, "unaligned M, N and K");
+      }
+    }
+    GemmCase batched{64, 49, 104, in, in, Layout::kRowMajor, Layout::kRowMajor};
+    batched.batch0 = 3;  // a 1x1 convolution over 7x7 planes, three samples
+    check(batched, "unaligned batched");
+    check({40, 49, 1029, in, DType::kF32, Layout::kRowMajor, Layout::kColMajor}, "unaligned split-K");
   }
 }
 

@@ -9,9 +9,11 @@
 #endif
 // Cooperative-matrix GEMM for aligned operands (fp16 / bf16 in, fp32 accumulation): the fast
 // sibling of gemm_coopmat.comp. Preconditions checked by the plan: each of A and B is contiguous
-// along one dimension, every other stride and the base address are multiples of 8 elements
-// (16 bytes), and the extent along the contiguous dimension is a multiple of 8. Then every global
-// load is one 16-byte vector, tiles stay in shared memory in their global layout (row- or
+// along one dimension. Where its other strides and base address are multiples of 8 elements
+// (16 bytes) and its extent along the contiguous dimension is a multiple of 8, each global load of
+// that operand is one 16-byte vector; else (A_SCALAR, B_SCALAR: for example a 1x1 convolution's
+// 14x14 or 7x7 planes) the same 8 halves are read one by one with their own bounds, and
+// everything after the load is shared. Tiles stay in shared memory in their global layout (row- or
 // column-major, read back with the matching coopMatLoad layout), and two shared stages let one
 // barrier per K step separate the writes of the next tile from the reads of the current one.
 // Output tiles are visited in groups of GROUP_M rows so that concurrent workgroups share A and B
@@ -30,6 +32,8 @@ layout(constant_id = 6) const uint SUBGROUPS = 8;
 layout(constant_id = 7) const bool A_KFAST = true;  // A contiguous along k (else along m)
 layout(constant_id = 8) const bool B_NFAST = true;  // B contiguous along n (else along k)
 layout(constant_id = 9) const uint GROUP_M = 8;
+layout(constant_id = 10) const bool A_SCALAR = false;  // A's rows not 16-byte aligned
+layout(constant_id = 11) const bool B_SCALAR = false;
 
 #if defined(IN_BF16)
 #define ELEM bfloat16_t
@@ -58,6 +62,15 @@ const uint B_LOADS = B_ROWS * B_VECS / THREADS;
 const uint SG_N = BN / (16 * WN);
 
 shared uvec4 sh[2 * STAGE];
+
+// 8 consecutive halves from a 2-byte aligned address, of which the first `left` are in range.
+uvec4 load_halves(uint64_t addr, int64_t left) {
+  uint h[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) {
+    h[e] = int64_t(e) < left ? uint(PU16(addr + e * 2).v) : 0u;
+  }
+  return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+}
 
 coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> load_a(uint base, uint m0, uint kk) {
   coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> m;
@@ -170,14 +183,26 @@ void main() {
           const int64_t k0 = k_begin + int64_t(kt) * BK;                                      \
           [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {                                     \
             const uint v = tid + l * THREADS, r = v / A_VECS, c8 = (v % A_VECS) * 8;          \
-            const bool ok = a_in[l] && (A_KFAST ? k0 + c8 < k_end : k0 + r < k_end);          \
-            ra[l] = ok ? PV4(a_ptr[l]).v : uvec4(0);                                          \
+            if (A_SCALAR) {                                                                   \
+              const bool line = A_KFAST ? a_in[l] : k0 + r < k_end;                           \
+              const int64_t left = A_KFAST ? k_end - (k0 + c8) : M - (row0 + c8);             \
+              ra[l] = line ? load_halves(a_ptr[l], left) : uvec4(0);                          \
+            } else {                                                                          \
+              const bool ok = a_in[l] && (A_KFAST ? k0 + c8 < k_end : k0 + r < k_end);        \
+              ra[l] = ok ? PV4(a_ptr[l]).v : uvec4(0);                                        \
+            }                                                                                 \
             a_ptr[l] += a_step;                                                               \
           }                                                                                   \
           [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {                                     \
             const uint v = tid + l * THREADS, r = v / B_VECS, c8 = (v % B_VECS) * 8;          \
-            const bool ok = b_in[l] && (B_NFAST ? k0 + r < k_end : k0 + c8 < k_end);          \
-            rb[l] = ok ? PV4(b_ptr[l]).v : uvec4(0);                                          \
+            if (B_SCALAR) {                                                                   \
+              const bool line = B_NFAST ? k0 + r < k_end : b_in[l];                           \
+              const int64_t left = B_NFAST ? N - (col0 + c8) : k_end - (k0 + c8);             \
+              rb[l] = line ? load_halves(b_ptr[l], left) : uvec4(0);                          \
+            } else {                                                                          \
+              const bool ok = b_in[l] && (B_NFAST ? k0 + r < k_end : k0 + c8 < k_end);        \
+              rb[l] = ok ? PV4(b_ptr[l]).v : uvec4(0);                                        \
+            }                                                                                 \
             b_ptr[l] += b_step;                                                               \
           }                                                                                   \
         }

@@ -128,9 +128,23 @@ bool coop_tile_override(CoopTile* t) {
 }
 
 // The vectorised cooperative-matrix kernel, when both operands allow 16-byte loads.
+// An operand with unit stride along one dimension, read 8 halves at a time: as one 16-byte
+// vector where vec_operand holds, else element by element (`scalar`), for example the 196-wide
+// rows of a 1x1 convolution over 14x14 planes.
+bool halves_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_major,
+                    bool* scalar) {
+  *scalar = false;
+  if (vec_operand(v, rows, cols, 8, row_major)) return true;
+  if (v.address % 2 != 0) return false;
+  *scalar = true;
+  *row_major = v.col_stride == 1;
+  return v.col_stride == 1 || v.row_stride == 1;
+}
+
 bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, GemmPlan* plan) {
-  bool a_k_fast = false, b_n_fast = false;
-  if (!vec_operand(d.a, d.m, d.k, 8, &a_k_fast) || !vec_operand(d.b, d.k, d.n, 8, &b_n_fast)) {
+  bool a_k_fast = false, b_n_fast = false, a_scalar = false, b_scalar = false;
+  if (!halves_operand(d.a, d.m, d.k, &a_k_fast, &a_scalar) ||
+      !halves_operand(d.b, d.k, d.n, &b_n_fast, &b_scalar)) {
     return false;
   }
   const int64_t batches = d.batch[0] * d.batch[1];
@@ -148,8 +162,8 @@ bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, Ge
   if (shared > caps.max_shared_memory || threads > caps.max_workgroup_invocations) return false;
   plan->kernel = GemmKernel::kCoopMatVec;
   plan->shader = "gemm_coopmatv_" + dtype_pair(d);
-  plan->spec = {threads, t.bm, t.bn, bk, t.wm, t.wn, t.subgroups, a_k_fast ? 1u : 0u,
-                b_n_fast ? 1u : 0u, 8u};
+  plan->spec = {threads,           t.bm, t.bn, bk, t.wm, t.wn, t.subgroups, a_k_fast ? 1u : 0u,
+                b_n_fast ? 1u : 0u, 8u,   a_scalar ? 1u : 0u, b_scalar ? 1u : 0u};
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
   plan->shared_bytes = shared;

@@ -96,6 +96,8 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
       }
     }
   }
+  // 64-bit division is emulated on GPUs (tens of instructions); positions below 2^31 split in 32.
+  p.index32 = std::max(a.numel(), b.numel()) < (int64_t{1} << 31) ? 1u : 0u;
   p.count_include_pad = w.count_include_pad ? 1 : 0;
   p.divisor_override = kind == PoolKind::kAvg ? w.divisor_override : 0;
   // Leading dims, coalesced over all sides.

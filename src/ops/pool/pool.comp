@@ -17,12 +17,37 @@ void plane_offsets(PoolParams p, int64_t plane, out int64_t a, out int64_t b, ou
   a = 0;
   b = 0;
   ix = 0;
+  uint plane32 = uint(plane);
   for (int d = int(p.plane_ndim) - 1; d >= 0; --d) {
-    int64_t i = plane % p.plane_sizes[d];
-    plane /= p.plane_sizes[d];
+    int64_t i;
+    if (p.index32 != 0u) {
+      const uint size = uint(p.plane_sizes[d]);
+      i = int64_t(plane32 % size);
+      plane32 /= size;
+    } else {
+      i = plane % p.plane_sizes[d];
+      plane /= p.plane_sizes[d];
+    }
     a += i * p.a_plane_strides[d];
     b += i * p.b_plane_strides[d];
     ix += i * p.i_plane_strides[d];
+  }
+}
+
+// Element `rem` as (D, H, W) coordinates of `size`; `rem` becomes the plane index.
+void split_position(PoolParams p, int64_t size[3], out int64_t at[3], inout int64_t rem) {
+  if (p.index32 != 0u) {
+    uint r = uint(rem);
+    for (int k = 2; k >= 0; --k) {
+      at[k] = int64_t(r % uint(size[k]));
+      r /= uint(size[k]);
+    }
+    rem = int64_t(r);
+    return;
+  }
+  for (int k = 2; k >= 0; --k) {
+    at[k] = rem % size[k];
+    rem /= size[k];
   }
 }
 
@@ -104,10 +129,7 @@ void main() {
   for (int64_t e = nn_group_id() * int64_t(gl_WorkGroupSize.x) + int64_t(gl_LocalInvocationID.x);
        e < p.numel; e += nn_group_count() * int64_t(gl_WorkGroupSize.x)) {
     int64_t o[3], rem = e;
-    for (int k = 2; k >= 0; --k) {
-      o[k] = rem % p.b_size[k];
-      rem /= p.b_size[k];
-    }
+    split_position(p, p.b_size, o, rem);
     int64_t a_off, b_off, i_off;
     plane_offsets(p, rem, a_off, b_off, i_off);
     int64_t s[3], en[3], st[3], padded[3];
@@ -184,10 +206,7 @@ void main() {
   for (int64_t e = nn_group_id() * int64_t(gl_WorkGroupSize.x) + int64_t(gl_LocalInvocationID.x);
        e < p.numel; e += nn_group_count() * int64_t(gl_WorkGroupSize.x)) {
     int64_t x[3], rem = e;
-    for (int k = 2; k >= 0; --k) {
-      x[k] = rem % p.a_size[k];
-      rem /= p.a_size[k];
-    }
+    split_position(p, p.a_size, x, rem);
     int64_t a_off, b_off, i_off;
     plane_offsets(p, rem, a_off, b_off, i_off);
     int64_t flat_index = (x[0] * p.a_size[1] + x[1]) * p.a_size[2] + x[2];

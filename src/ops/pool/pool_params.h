@@ -43,7 +43,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Poo
   uint32_t b_dtype;
   uint32_t kind;
   uint32_t count_include_pad;
-  uint32_t pad_;
+  uint32_t index32;  // 1: every element count fits 31 bits, so positions decompose in 32 bits
 };
 #ifdef __cplusplus
 static_assert(sizeof(PoolParams) == 8 + 4 * 8 * VKML_POOL_PLANE_DIMS + 9 * 3 * 8 + 8 + 3 * 8 +
