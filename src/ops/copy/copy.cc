@@ -1,6 +1,7 @@
 // The copy family: strided copies, dtype casts and fills.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -47,8 +48,13 @@ std::string variant_suffix(DType t) { return std::string(dtype_name(t)); }
 bool transpose_copy(Device& dev, const std::vector<int64_t>& sizes, const std::vector<int64_t>& ds,
                     const std::vector<int64_t>& ss, const TensorDesc& dst, const TensorDesc& src,
                     uint64_t esize) {
+  // VKML_COPY_TRANSPOSE=0 keeps the generic strided copy (A/B runs on a device).
+  static const bool off = [] {
+    const char* e = std::getenv("VKML_COPY_TRANSPOSE");
+    return e && std::string(e) == "0";
+  }();
   const int nd = static_cast<int>(sizes.size());
-  if (nd < 2 || nd > 3 || esize > 8) return false;
+  if (off || nd < 2 || nd > 3 || esize > 8) return false;
   int r = -1, c = -1;  // r: the destination's unit-stride dim, c: the source's
   for (int i = 0; i < nd; ++i) {
     if (ds[i] == 1 && r < 0) r = i;

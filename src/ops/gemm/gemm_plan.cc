@@ -135,7 +135,12 @@ bool halves_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_m
                     bool* scalar) {
   *scalar = false;
   if (vec_operand(v, rows, cols, 8, row_major)) return true;
-  if (v.address % 2 != 0) return false;
+  // VKML_GEMM_UNALIGNED_VEC=0 sends such operands to the general kernel (A/B runs on a device).
+  static const bool unaligned_off = [] {
+    const char* e = std::getenv("VKML_GEMM_UNALIGNED_VEC");
+    return e && std::string(e) == "0";
+  }();
+  if (unaligned_off || v.address % 2 != 0) return false;
   *scalar = true;
   *row_major = v.col_stride == 1;
   return v.col_stride == 1 || v.row_stride == 1;
