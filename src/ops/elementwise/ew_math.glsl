@@ -24,6 +24,20 @@ T ew_copysign(T a, T b) {
 }
 #endif
 
+// Round half to even. The double builtin is wrong on lavapipe on some x86 hosts (Mesa 22.3, seen on
+// an AMD EPYC: roundEven(1.5) = 1, roundEven(0.50000002) = 0), so doubles go through floor, whose
+// remainder x - floor(x) is exact; a zero result keeps x's sign.
+T ew_round_even(T x) {
+#if defined(EW_DOUBLE)
+  const T f = floor(x), d = x - f;
+  T r = d > T(0.5) ? f + T(1) : d < T(0.5) ? f : (floor(f * T(0.5)) * T(2) == f ? f : f + T(1));
+  if (isinf(x) || isnan(x)) r = x;
+  return r == T(0) ? ew_copysign(T(0), x) : r;
+#else
+  return roundEven(x);
+#endif
+}
+
 // ldexp is undefined once 2^n itself is out of range, so scale in two halves.
 T ew_ldexp(T x, int n) {
   int h = n / 2;
@@ -53,7 +67,7 @@ T ew_exp(T x) {
   if (isnan(x)) return x;
   if (x > EW_EXP_OVERFLOW) return ew_inf();
   if (x < EW_EXP_UNDERFLOW) return T(0);
-  T n = roundEven(x * EW_LOG2E);
+  T n = ew_round_even(x * EW_LOG2E);
   precise T r = (x - n * EW_LN2_HI) - n * EW_LN2_LO;  // Cody-Waite: n * EW_LN2_HI is exact
   return ew_exp_scaled(r, n);
 }
@@ -62,7 +76,7 @@ T ew_exp(T x) {
 T ew_exp2_plus(T x, T n) {
   if (isnan(x)) return x;
   if (isinf(x)) return (x > T(0)) ? x : T(0);
-  T k = roundEven(x);
+  T k = ew_round_even(x);
   precise T f = x - k;
   return ew_exp_scaled(f * EW_LN2, n + k);
 }
@@ -73,7 +87,7 @@ T ew_expm1(T x) {
   if (abs(x) <= EW_HALF_LN2) return x * ew_expm1_q(x);  // |x| <= ln2/2: no reduction
   if (x > EW_EXP_OVERFLOW) return ew_inf();
   if (x < -T(EW_MANT_BITS)) return T(-1);  // e^x is below half an ulp of 1
-  T n = roundEven(x * EW_LOG2E);
+  T n = ew_round_even(x * EW_LOG2E);
   precise T r = (x - n * EW_LN2_HI) - n * EW_LN2_LO;
   T em1 = r * ew_expm1_q(r);
   int k = int(n);
@@ -230,7 +244,7 @@ T ew_trig_reduce(T x, out int q) {
   q = 0;
   if (abs(x) <= EW_PI_4_HI) return x;  // keeps -0
   if (abs(x) >= EW_PH_THRESHOLD) return ew_trig_reduce_huge(x, q);
-  T n = roundEven(x * EW_2_OVER_PI);
+  T n = ew_round_even(x * EW_2_OVER_PI);
   precise T r = (((x - n * EW_PIO2_1) - n * EW_PIO2_2) - n * EW_PIO2_3) - n * EW_PIO2_4;
   q = int(n - T(4) * floor(n * T(0.25)));
   return r;

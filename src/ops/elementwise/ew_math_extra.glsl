@@ -140,8 +140,8 @@ T ew_nan_to_num(T x, T nan, T posinf, T neginf) {
 
 // round(x, decimals): ten_pow = 10^|decimals| in the compute type, neg = decimals < 0.
 T ew_round_decimals(T x, T ten_pow, T neg) {
-  return (neg != T(0)) ? roundEven(cr_div_rn(x, ten_pow)) * ten_pow
-                       : cr_div_rn(roundEven(x * ten_pow), ten_pow);
+  return (neg != T(0)) ? ew_round_even(cr_div_rn(x, ten_pow)) * ten_pow
+                       : cr_div_rn(ew_round_even(x * ten_pow), ten_pow);
 }
 
 // ---- special functions ----------------------------------------------------------------------

@@ -114,7 +114,7 @@ T ew_pow_pos(T a, T b) {
   // parts come off exactly and only the small remainders are summed with rounding.
   precise T p1 = bh * k;
   precise T p2 = bl * k;
-  T n1 = roundEven(p1), n2 = roundEven(p2), n3 = roundEven(q);
+  T n1 = ew_round_even(p1), n2 = ew_round_even(p2), n3 = ew_round_even(q);
   precise T frac = ((p1 - n1) + (p2 - n2) + (q - n3)) + (qe + b * l_lo);
   return ew_exp2_plus(frac, n1 + n2 + n3);
 }

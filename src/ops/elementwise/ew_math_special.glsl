@@ -40,7 +40,7 @@ T ew_lgamma_pos(T x) {
 
 // x - round(x), exact: sin(pi x) and tan(pi x) from it keep their accuracy next to integers,
 // where pi * x would carry the rounding error of a large product.
-T ew_frac_near(T x) { return x - roundEven(x); }
+T ew_frac_near(T x) { return x - ew_round_even(x); }
 T ew_abs_sinpi(T x) { return abs(ew_sin(EW_PI_HI * ew_frac_near(x))); }
 
 T ew_lgamma(T x) {
