@@ -127,7 +127,6 @@ bool coop_tile_override(CoopTile* t) {
   return true;
 }
 
-// The vectorised cooperative-matrix kernel, when both operands allow 16-byte loads.
 // An operand with unit stride along one dimension, read 8 halves at a time: as one 16-byte
 // vector where vec_operand holds, else element by element (`scalar`), for example the 196-wide
 // rows of a 1x1 convolution over 14x14 planes.
@@ -146,6 +145,7 @@ bool halves_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_m
   return v.col_stride == 1 || v.row_stride == 1;
 }
 
+// The vectorised cooperative-matrix kernel, when both operands have a unit stride.
 bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, GemmPlan* plan) {
   bool a_k_fast = false, b_n_fast = false, a_scalar = false, b_scalar = false;
   if (!halves_operand(d.a, d.m, d.k, &a_k_fast, &a_scalar) ||
