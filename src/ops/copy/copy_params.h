@@ -25,11 +25,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Str
 };
 
 // copy_transpose.comp's push constants: dst[b][r + c * dst_col] = src[b][r * src_row + c].
-#ifdef __cplusplus
 struct TransposeParams {
-#else
-struct TransposeParams {
-#endif
   uint64_t dst;
   uint64_t src;
   int64_t batch;

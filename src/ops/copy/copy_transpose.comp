@@ -13,17 +13,22 @@
 layout(local_size_x = 32, local_size_y = 8) in;
 layout(push_constant) uniform Push { TransposeParams p; } pc;
 
+// P: the element's pointer type, ELEM its type, WORD the shared tile's (at least 32 bits).
 #if ELEM_BITS == 8
 #define P PU8
+#define ELEM uint8_t
 #define WORD uint
 #elif ELEM_BITS == 16
 #define P PU16
+#define ELEM uint16_t
 #define WORD uint
 #elif ELEM_BITS == 32
 #define P PU32
+#define ELEM uint
 #define WORD uint
 #else
 #define P PU64
+#define ELEM uint64_t
 #define WORD uint64_t
 #endif
 #define ELEM_BYTES (ELEM_BITS / 8)
@@ -47,13 +52,7 @@ void main() {
       const int64_t r = r0 + tx, c = c0 + ty + j;
       if (r < p.rows && c < p.cols) {
         const int64_t at = b * p.dst_batch + r + c * p.dst_col;
-#if ELEM_BITS == 8
-        P(p.dst + uint64_t(at)).v = uint8_t(tile[tx][ty + j]);
-#elif ELEM_BITS == 16
-        P(p.dst + uint64_t(at * ELEM_BYTES)).v = uint16_t(tile[tx][ty + j]);
-#else
-        P(p.dst + uint64_t(at * ELEM_BYTES)).v = tile[tx][ty + j];
-#endif
+        P(p.dst + uint64_t(at * ELEM_BYTES)).v = ELEM(tile[tx][ty + j]);
       }
     }
     barrier();  // the tile is refilled for the next batch

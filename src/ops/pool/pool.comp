@@ -12,22 +12,26 @@ layout(push_constant) uniform Push { PoolParams p; } pc;
 
 #include "nn_common.glsl"
 
+// rem % size, leaving rem / size in rem: in 32 bits when every count fits (index32), since
+// 64-bit division is emulated on GPUs (tens of instructions).
+int64_t take_digit(PoolParams p, inout int64_t rem, int64_t size) {
+  if (p.index32 != 0u) {
+    const uint r = uint(rem), s = uint(size);
+    rem = int64_t(r / s);
+    return int64_t(r % s);
+  }
+  const int64_t digit = rem % size;
+  rem /= size;
+  return digit;
+}
+
 // Offsets of plane `plane` on side a, side b and in the indices.
 void plane_offsets(PoolParams p, int64_t plane, out int64_t a, out int64_t b, out int64_t ix) {
   a = 0;
   b = 0;
   ix = 0;
-  uint plane32 = uint(plane);
   for (int d = int(p.plane_ndim) - 1; d >= 0; --d) {
-    int64_t i;
-    if (p.index32 != 0u) {
-      const uint size = uint(p.plane_sizes[d]);
-      i = int64_t(plane32 % size);
-      plane32 /= size;
-    } else {
-      i = plane % p.plane_sizes[d];
-      plane /= p.plane_sizes[d];
-    }
+    const int64_t i = take_digit(p, plane, p.plane_sizes[d]);
     a += i * p.a_plane_strides[d];
     b += i * p.b_plane_strides[d];
     ix += i * p.i_plane_strides[d];
@@ -36,19 +40,7 @@ void plane_offsets(PoolParams p, int64_t plane, out int64_t a, out int64_t b, ou
 
 // Element `rem` as (D, H, W) coordinates of `size`; `rem` becomes the plane index.
 void split_position(PoolParams p, int64_t size[3], out int64_t at[3], inout int64_t rem) {
-  if (p.index32 != 0u) {
-    uint r = uint(rem);
-    for (int k = 2; k >= 0; --k) {
-      at[k] = int64_t(r % uint(size[k]));
-      r /= uint(size[k]);
-    }
-    rem = int64_t(r);
-    return;
-  }
-  for (int k = 2; k >= 0; --k) {
-    at[k] = rem % size[k];
-    rem /= size[k];
-  }
+  for (int k = 2; k >= 0; --k) at[k] = take_digit(p, rem, size[k]);
 }
 
 int64_t adaptive_start(int64_t o, int64_t in_size, int64_t out_size) {
