@@ -67,7 +67,7 @@ test: build examples-setup
 	@echo "== file sizes"
 	@$(PYTHON) scripts/check_file_sizes.py
 	@echo "== ctest"
-	@$(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure --no-tests=error $(CTEST_ARGS)
+	@$(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS) $(CTEST_ARGS)
 	@if [ -n "$$(find tests/torch -name 'test_*.py' 2>/dev/null | head -n1)" ]; then \
 	  echo "== pytest tests/torch"; \
 	  $(TEST_ENV) $(PY_ENV) $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) tests/torch $(PYTEST_ARGS); \

@@ -111,8 +111,8 @@ function(vkml_shader)
             ${VKML_GLSLANG} -V --target-env ${env} -I${VKML_SHADER_COMMON} ${defs}
             --depfile ${spv}.d -o ${spv} ${S_SOURCE}
     COMMAND ${VKML_SPIRV_VAL} --target-env ${env} ${spv}
-    COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DOUT=${cc} -DSYMBOL=${S_NAME} -P ${CMAKE_SOURCE_DIR}/cmake/embed_spirv.cmake
-    DEPENDS ${S_SOURCE} ${CMAKE_SOURCE_DIR}/cmake/embed_spirv.cmake
+    COMMAND sh ${CMAKE_SOURCE_DIR}/cmake/embed_spirv.sh ${spv} ${cc} ${S_NAME}
+    DEPENDS ${S_SOURCE} ${CMAKE_SOURCE_DIR}/cmake/embed_spirv.sh
     DEPFILE ${spv}.d
     COMMENT "SPIR-V ${S_NAME}"
     VERBATIM)

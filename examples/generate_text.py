@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> dict:
     eu.add_device_arg(ap)
     ap.add_argument("--prompt", default="What is the capital of France? Answer in one sentence.")
     ap.add_argument("--max-new-tokens", type=int, default=64 if gpu else 24)
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the warm-up generation (its only use is the tokens/s figure)")
     args = ap.parse_args(argv)
     dev = eu.get_device(args.device)
     model, tokenizer = load(torch.float32)
@@ -70,8 +72,9 @@ def main(argv: list[str] | None = None) -> dict:
     ids, mask = enc["input_ids"], enc["attention_mask"]
 
     dev_model = copy.deepcopy(model).to(dev)
-    generate(dev_model, ids, mask, 2, dev)  # warm-up: pipelines compile on first use
-    torch_vkml.synchronize()
+    if not args.no_warmup:
+        generate(dev_model, ids, mask, 2, dev)  # warm-up: pipelines compile on first use
+        torch_vkml.synchronize()
     tokens, vkml_time = generate(dev_model, ids, mask, args.max_new_tokens, dev)
     cpu_tokens, cpu_time = generate(model, ids, mask, args.max_new_tokens, torch.device("cpu"))
 
