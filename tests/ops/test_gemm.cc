@@ -215,6 +215,27 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(ops::choose_gemm_plan(f16, lavapipe_like(), all_shaders).kernel, GemmKernel::kTiled);
 }
 
+TEST(GemmPlanTest, NarrowSidesTakeSixtyFourWideBlocks) {
+  const DeviceCaps caps = h200_like();
+  auto spec = [&](int64_t m, int64_t n, int64_t batch) {
+    GemmDesc d = shape(m, n, 512, DType::kF16, DType::kF16);
+    d.b = {0x2000, n, 1};
+    d.batch[0] = batch;
+    d.a.batch_stride[0] = m * 512, d.b.batch_stride[0] = 0, d.c.batch_stride[0] = m * n;
+    const GemmPlan p = ops::choose_gemm_plan(d, caps, all_shaders);
+    EXPECT_EQ(p.kernel, GemmKernel::kCoopMatVec);
+    const auto& s = p.spec;  // {threads, BM, BN, BK, WM, WN, subgroups}
+    EXPECT_EQ((s[1] / (16 * s[4])) * (s[2] / (16 * s[5])), s[6]);
+    return std::pair<uint32_t, uint32_t>{s[1], s[2]};
+  };
+  // A 1x1 convolution over 7x7 planes, per sample: N = 49 fills 38% of a 128-wide block.
+  EXPECT_EQ(spec(2048, 49, 64), (std::pair<uint32_t, uint32_t>{128, 64}));
+  EXPECT_EQ(spec(40, 4096, 8), (std::pair<uint32_t, uint32_t>{64, 128}));
+  // 196 fills 77% of two 128-wide blocks and of four 64-wide ones: the larger block stays.
+  EXPECT_EQ(spec(2048, 196, 64), (std::pair<uint32_t, uint32_t>{128, 128}));
+  EXPECT_EQ(spec(4096, 4096, 1), (std::pair<uint32_t, uint32_t>{128, 128}));
+}
+
 TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   // A convolution's weight gradient: few output blocks, very long K.
   GemmPlan p = ops::choose_gemm_plan(shape(64, 576, 200704), h200_like(), all_shaders);
@@ -533,6 +554,20 @@ TEST_F(GemmTest, UnalignedHalvesEveryLayout) {
     batched.batch0 = 3;  // a 1x1 convolution over 7x7 planes, three samples
     check(batched, "unaligned batched");
     check({40, 49, 1029, in, DType::kF32, Layout::kRowMajor, Layout::kColMajor}, "unaligned split-K");
+  }
+}
+
+// Batches big enough for 128x128 blocks with one side under half of one: 128x64 and 64x128
+// blocks on devices with cooperative matrices (the plan test checks the choice).
+TEST_F(GemmTest, NarrowSidesOnSixtyFourWideBlocks) {
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    if (!dev().caps().supports_dtype(in)) continue;
+    GemmCase narrow_n{300, 49, 64, in, in, Layout::kRowMajor, Layout::kRowMajor};
+    narrow_n.batch0 = 30;  // a 1x1 convolution over 7x7 planes
+    check(narrow_n, "narrow N");
+    GemmCase narrow_m{40, 520, 64, in, DType::kF32, Layout::kRowMajor, Layout::kColMajor};
+    narrow_m.batch0 = 20;
+    check(narrow_m, "narrow M");
   }
 }
 
