@@ -120,7 +120,9 @@ def test_destroy_joins_gloo_threads(tmp_path):
     # Gloo's reduce-scatter Work has no future: a Python thread waits on it, left unwaited here.
     src = torch.randn(6, generator=torch.Generator().manual_seed(3))
     out = torch.empty(6, device="vkml")
-    dist.reduce_scatter_single(out, src.to("vkml"), async_op=True)
+    # reduce_scatter_single is torch 2.13's name; the GPU machine's torch 2.11 has only the other.
+    reduce_scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    reduce_scatter(out, src.to("vkml"), async_op=True)
     dist.destroy_process_group()
     # Joined threads leave /proc a moment after the join returns; left unjoined they would stay
     # until the interpreter exits.

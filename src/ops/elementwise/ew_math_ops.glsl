@@ -160,8 +160,9 @@ T ew_exp_for_half(T x) {
 
 T ew_sigmoid(T x) { return T(1) / (T(1) + ew_exp_for_half(-x)); }
 T ew_silu(T x) { return x / (T(1) + ew_exp_for_half(-x)); }
-// relu keeps NaN and -0 like PyTorch's clamp_min(x, 0).
-T ew_relu(T x) { return isnan(x) ? x : ((x < T(0)) ? T(0) : x); }  // NaN first: see ew_clamp_scalar
+// relu keeps NaN and -0 like PyTorch's clamp_min(x, 0). The test reads the sign bit: NVIDIA's
+// compiler turned `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0 (H200, driver 580).
+T ew_relu(T x) { return (ew_signbit(x) && x != T(0) && !isnan(x)) ? T(0) : x; }
 // 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x. For
 // z = -x / sqrt 2 >= 1/2, erfc(z) = exp(-z^2) erfcx(z) is corrected to first order for the
 // rounding error zl of z: the relative error it causes grows like 2 z zl.
@@ -178,9 +179,11 @@ T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), without cancellation for negative x.
 T ew_gelu_tanh(T x) { return x / (T(1) + ew_exp(T(-2) * ew_gelu_inner(x))); }
 
-// hardsigmoid/hardswish: comparisons let NaN through, as std::min/std::max do in PyTorch.
+// hardsigmoid/hardswish: NaN passes through, as std::min/std::max let it in PyTorch. Tested
+// first: NVIDIA's compiler made the two selects a clamp, which drops NaN (hardsigmoid(NaN) = 1).
 T ew_relu6_shift(T x) {
   T t = x + T(3);
+  if (isnan(t)) return t;
   t = (t < T(0)) ? T(0) : t;
   return (t > T(6)) ? T(6) : t;
 }
