@@ -1,6 +1,7 @@
 // The pool family: max / average / adaptive pooling forward and backward in one shader pair.
 #include "vkml/pool.h"
 
+#include <initializer_list>
 #include <string>
 
 #include "ops/nn_util.h"
@@ -123,6 +124,20 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
   return p;
 }
 
+// Every element count and offset below 2^31: the float *32 variants walk windows in 32 bits.
+std::string float_variant(const Device& dev, const std::string& base, bool fp64,
+                          std::initializer_list<const TensorDesc*> sides) {
+  constexpr uint64_t kLimit = uint64_t{1} << 31;
+  bool fits = !fp64;
+  for (const TensorDesc* t : sides) {
+    if (t && (static_cast<uint64_t>(t->numel()) >= kLimit ||
+              t->span_bytes() / dtype_size(t->dtype) >= kLimit)) {
+      fits = false;
+    }
+  }
+  return fits ? base + "32" : nn::variant(dev, base, fp64, false);
+}
+
 }  // namespace
 
 int64_t pool_output_size(int64_t input, int64_t kernel, int64_t pad, int64_t stride,
@@ -145,7 +160,7 @@ void pool(Device& dev, PoolKind kind, const TensorDesc& out, const TensorDesc* i
   MemRange reads[] = {nn::range_of(input)};
   MemRange writes[] = {nn::range_of(out), indices ? nn::range_of(*indices) : MemRange{}};
   std::string shader = dtype_is_float(input.dtype)
-                           ? nn::variant(dev, "pool_fwd", fp64, false)
+                           ? float_variant(dev, "pool_fwd", fp64, {&input, &out, indices})
                            : "pool_fwd_" + std::string(dtype_name(input.dtype));
   nn::dispatch_groups(dev, shader, kWorkgroup, nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p),
                       reads, writes);
@@ -160,7 +175,9 @@ void pool_backward(Device& dev, PoolKind kind, const TensorDesc& grad_input,
   if (p.numel == 0) return;
   MemRange reads[] = {nn::range_of(grad_output), indices ? nn::range_of(*indices) : MemRange{}};
   MemRange writes[] = {nn::range_of(grad_input)};
-  nn::dispatch_groups(dev, nn::variant(dev, "pool_bwd", fp64, false), kWorkgroup,
+  const std::string shader =
+      float_variant(dev, "pool_bwd", fp64, {&grad_input, &grad_output, indices});
+  nn::dispatch_groups(dev, shader, kWorkgroup,
                       nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p), reads, writes);
 }
 

@@ -12,6 +12,14 @@ layout(push_constant) uniform Push { PoolParams p; } pc;
 
 #include "nn_common.glsl"
 
+// The *32 variants (every element count and offset below 2^31) walk windows in 32-bit integers:
+// 64-bit products are emulated on GPUs, several instructions each, once per element read.
+#ifdef POOL_OFFSETS32
+#define IDX int
+#else
+#define IDX int64_t
+#endif
+
 // rem % size, leaving rem / size in rem: in 32 bits when every count fits (index32), since
 // 64-bit division is emulated on GPUs (tens of instructions).
 int64_t take_digit(PoolParams p, inout int64_t rem, int64_t size) {
@@ -133,19 +141,21 @@ void main() {
 #else
       VAL best = int64_t(0x8000000000000000ul);  // lowest: the first maximum wins ties
 #endif
-      int64_t best_index = (s[0] * p.a_size[1] + s[1]) * p.a_size[2] + s[2];
-      for (int64_t d = s[0]; d < en[0]; d += st[0]) {
-        for (int64_t h = s[1]; h < en[1]; h += st[1]) {
-          for (int64_t w = s[2]; w < en[2]; w += st[2]) {
-            VAL v = pool_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
-                                       w * p.a_strides[2], p.a_dtype);
+      const IDX rows = IDX(p.a_size[1]), cols = IDX(p.a_size[2]);
+      const IDX sa[3] = {IDX(p.a_strides[0]), IDX(p.a_strides[1]), IDX(p.a_strides[2])};
+      IDX best_index = (IDX(s[0]) * rows + IDX(s[1])) * cols + IDX(s[2]);
+      for (IDX d = IDX(s[0]); d < IDX(en[0]); d += IDX(st[0])) {
+        for (IDX h = IDX(s[1]); h < IDX(en[1]); h += IDX(st[1])) {
+          const IDX row = IDX(a_off) + d * sa[0] + h * sa[1];
+          for (IDX w = IDX(s[2]); w < IDX(en[2]); w += IDX(st[2])) {
+            VAL v = pool_load(p.a, int64_t(row + w * sa[2]), p.a_dtype);
 #ifdef POOL_FLOAT
             if (v > best || isnan(v)) {
 #else
             if (v > best) {
 #endif
               best = v;
-              best_index = (d * p.a_size[1] + h) * p.a_size[2] + w;
+              best_index = (d * rows + h) * cols + w;
             }
           }
         }
@@ -153,7 +163,7 @@ void main() {
       pool_store(p.b, b_off, p.b_dtype, best);
       if (p.indices != 0ul) {
         for (int k = 0; k < 3; ++k) i_off += o[k] * p.i_strides[k];
-        PI64(p.indices + uint64_t(i_off) * 8ul).v = best_index;
+        PI64(p.indices + uint64_t(i_off) * 8ul).v = int64_t(best_index);
       }
     } else {
       int64_t count = 1, padded_count = 1;
@@ -164,11 +174,12 @@ void main() {
         padded_count *= p.kind == POOL_ADAPTIVE_AVG ? en[k] - s[k] : padded[k];
       }
       VAL sum = VAL(0);
-      for (int64_t d = s[0]; d < en[0]; ++d) {
-        for (int64_t h = s[1]; h < en[1]; ++h) {
-          for (int64_t w = s[2]; w < en[2]; ++w) {
-            sum += pool_load(p.a, a_off + d * p.a_strides[0] + h * p.a_strides[1] +
-                                      w * p.a_strides[2], p.a_dtype);
+      const IDX sa[3] = {IDX(p.a_strides[0]), IDX(p.a_strides[1]), IDX(p.a_strides[2])};
+      for (IDX d = IDX(s[0]); d < IDX(en[0]); ++d) {
+        for (IDX h = IDX(s[1]); h < IDX(en[1]); ++h) {
+          const IDX row = IDX(a_off) + d * sa[0] + h * sa[1];
+          for (IDX w = IDX(s[2]); w < IDX(en[2]); ++w) {
+            sum += pool_load(p.a, int64_t(row + w * sa[2]), p.a_dtype);
           }
         }
       }
@@ -205,13 +216,15 @@ void main() {
     int64_t lo[3], hi[3];
     for (int k = 0; k < 3; ++k) candidates(p, k, x[k], lo[k], hi[k]);
     ACC acc = ACC(0);
-    for (int64_t od = lo[0]; od <= hi[0]; ++od) {
-      for (int64_t oh = lo[1]; oh <= hi[1]; ++oh) {
-        for (int64_t ow = lo[2]; ow <= hi[2]; ++ow) {
-          int64_t o[3] = {od, oh, ow};
-          int64_t g_off = b_off + od * p.b_strides[0] + oh * p.b_strides[1] + ow * p.b_strides[2];
+    const IDX sb[3] = {IDX(p.b_strides[0]), IDX(p.b_strides[1]), IDX(p.b_strides[2])};
+    const IDX si[3] = {IDX(p.i_strides[0]), IDX(p.i_strides[1]), IDX(p.i_strides[2])};
+    for (IDX od = IDX(lo[0]); od <= IDX(hi[0]); ++od) {
+      for (IDX oh = IDX(lo[1]); oh <= IDX(hi[1]); ++oh) {
+        for (IDX ow = IDX(lo[2]); ow <= IDX(hi[2]); ++ow) {
+          int64_t o[3] = {int64_t(od), int64_t(oh), int64_t(ow)};
+          const int64_t g_off = int64_t(IDX(b_off) + od * sb[0] + oh * sb[1] + ow * sb[2]);
           if (is_max) {
-            int64_t ix = i_off + od * p.i_strides[0] + oh * p.i_strides[1] + ow * p.i_strides[2];
+            const int64_t ix = int64_t(IDX(i_off) + od * si[0] + oh * si[1] + ow * si[2]);
             if (PI64(p.indices + uint64_t(ix) * 8ul).v == flat_index) {
               acc += nn_load(p.b, g_off, p.b_dtype);
             }
