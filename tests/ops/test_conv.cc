@@ -299,6 +299,38 @@ TEST_F(ConvTest, SplitK) {
   unsetenv("VKML_CONV");
 }
 
+// VKML_CONV_FOLD=1: 1x1 kernels (strided ones too) as one GEMM over the batch's positions,
+// gathered channel-major, from NCHW and channels-last inputs in every float dtype; the forward
+// then records two copies and the GEMM, and no im2col or implicit kernel.
+TEST_F(ConvTest, FoldedPointwise) {
+  setenv("VKML_CONV_FOLD", "1", 1);
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    if (!dev().caps().supports_dtype(t)) continue;
+    run({2, 3, 5, 7, 1, {4, 3}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}, t);
+    run({2, 3, 6, 4, 1, {7, 7}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}, t, 0, /*channels_last=*/true);
+    run({1, 2, 3, 5, 1, {9}, {1}, {3}, {0}, {1}}, t);
+  }
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  ConvData d({2, 3, 6, 4, 1, {7, 7}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}, DType::kF32);
+  DeviceBuffer bx(dev(), d.x.bytes.size()), bw(dev(), d.w.bytes.size());
+  DeviceBuffer by(dev(), d.y.bytes.size());
+  d.x.upload(dev(), bx.address), d.w.upload(dev(), bw.address);
+  ops::conv_forward(dev(), d.c, desc(bx.address, DType::kF32, d.xs),
+                    desc(bw.address, DType::kF32, d.ws), nullptr,
+                    desc(by.address, DType::kF32, d.ys));
+  size_t copies = 0, gemms = 0, others = 0;
+  for (const auto& [name, t] : kernel_times(dev().stream(), true)) {
+    size_t& slot = name.rfind("copy_", 0) == 0 ? copies : name.rfind("gemm_", 0) == 0 ? gemms : others;
+    slot += t.count;
+  }
+  EXPECT_EQ(copies, 2u);
+  EXPECT_GE(gemms, 1u);
+  EXPECT_EQ(others, 0u);
+  set_profiling(dev().stream(), false);
+  unsetenv("VKML_CONV_FOLD");
+}
+
 TEST_F(ConvTest, EveryDtype) {
   for (DType t : {DType::kF16, DType::kBF16, DType::kF64}) {
     if (!dev().caps().supports_dtype(t)) continue;

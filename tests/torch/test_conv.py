@@ -152,6 +152,16 @@ def test_strided_inputs_and_no_bias(layout, gen, fallback, conv_mode):
     assert torch_vkml.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout", [None, "channels_last", "sliced"])
+def test_folded_pointwise(dtype, layout, gen, fallback, monkeypatch):
+    """VKML_CONV_FOLD=1: 1x1 kernels, strided ones too, as one GEMM over the batch's positions."""
+    monkeypatch.setenv("VKML_CONV_FOLD", "1")
+    run_case(*CASES[5], dtype, False, gen, layout=layout)
+    run_case(*CASES[6], dtype, False, gen, layout=layout)
+    assert torch_vkml.fallback_stats() == {}
+
+
 def test_unknown_conv_mode_raises(monkeypatch):
     monkeypatch.setenv("VKML_CONV", "implict")
     x, w = torch.randn(1, 2, 5, 5, device="vkml"), torch.randn(3, 2, 3, 3, device="vkml")

@@ -4,6 +4,7 @@
 #include "vkml/conv.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <memory>
 #include <string>
@@ -216,6 +217,58 @@ bool implicit_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const
   return true;
 }
 
+// VKML_CONV_FOLD=1 (opt-in until timed on a GPU): a 1x1 kernel without padding, at any stride,
+// over short planes as one GEMM over the whole batch. Per sample the output positions are the
+// GEMM's columns, and a 7x7 plane fills 49 of a 128-wide block; gathered channel-major into
+// [C_in][N][positions], every column block is full, for two copies at memory speed.
+bool fold_applies(const ConvDesc& c) {
+  const char* env = std::getenv("VKML_CONV_FOLD");
+  if (!env || std::string(env) != "1" || c.groups != 1) return false;
+  for (int i = 0; i < c.spatial; ++i) {
+    if (c.kernel[i] != 1 || c.padding[i] != 0) return false;
+  }
+  // Planes of 1,024 positions or more already fill 128-wide blocks to 94% or better.
+  const uint64_t columns = static_cast<uint64_t>(c.batch * volume(c.out_size, c.spatial));
+  const uint64_t bytes = (c.in_channels + c.out_channels) * columns * dtype_size(c.dtype);
+  return volume(c.out_size, c.spatial) < 1024 && bytes <= 2 * kDefaultWorkspace;
+}
+
+// t ([N][C][spatial]) seen as [C][N][out positions] at the positions a 1x1 kernel with the
+// convolution's stride reads (`strided`), or at every position.
+TensorDesc channel_major(const TensorDesc& t, const ConvDesc& c, bool strided) {
+  TensorDesc v = t;
+  v.sizes = {t.sizes[1], t.sizes[0]};
+  v.strides = {t.strides[1], t.strides[0]};
+  for (int i = 0; i < c.spatial; ++i) {
+    v.sizes.push_back(c.out_size[i]);
+    v.strides.push_back(t.strides[2 + i] * (strided ? c.stride[i] : 1));
+  }
+  return v;
+}
+
+bool folded_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                    const TensorDesc* bias, const TensorDesc& y) {
+  if (!fold_applies(c)) return false;
+  const TensorDesc x_view = channel_major(x, c, true), y_view = channel_major(y, c, false);
+  const int64_t columns = c.batch * volume(c.out_size, c.spatial);
+  const uint64_t es = dtype_size(c.dtype);
+  Scratch xb(dev, static_cast<uint64_t>(c.in_channels * columns) * es);
+  Scratch yb(dev, static_cast<uint64_t>(c.out_channels * columns) * es);
+  const TensorDesc x_dense = dense(xb.address, c.dtype, x_view.sizes);
+  const TensorDesc y_dense = dense(yb.address, c.dtype, y_view.sizes);
+  copy(dev, x_dense, x_view);
+  std::unique_ptr<Scratch> w_copy;
+  const TensorDesc wf = flattenable(dev, w, 1, w_copy);
+  GemmDesc g = gemm_base(c.dtype, c.dtype, c.out_channels, columns, c.in_channels, 1, 1);
+  g.a = mview(wf.address, wf.strides[0], flat_stride(wf, 1));
+  g.b = mview(xb.address, columns, 1);
+  g.c = mview(yb.address, columns, 1);
+  if (bias) g.bias = mview(bias->address, bias->strides[0], 0);
+  gemm(dev, g);
+  copy(dev, y_view, y_dense);
+  return true;
+}
+
 // One phase of an implicit input gradient: the input positions r + s*t (per dim) and the taps
 // kk0 + q*step that reach them, at unit stride over the output gradient.
 struct DataPhase {
@@ -386,6 +439,7 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
     return;
   }
 
+  if (folded_forward(dev, c, x, w, bias, y)) return;
   if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c, ConvPass::kForward) &&
       implicit_forward(dev, c, x, w, bias, y)) {
     return;
