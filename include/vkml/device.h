@@ -35,6 +35,10 @@ struct DeviceCaps {
   bool fp16_math = false, bf16_math = false, int8_math = false, int16_math = false;
   bool int64_math = false, fp64_math = false;
   bool storage_16bit = false, storage_8bit = false;
+  // fp32 float controls (Vulkan 1.2): whether a shader may ask to keep subnormals, or to keep
+  // NaN, infinities and the sign of zero through every operation. Without asking, drivers may
+  // flush and fold; the H200 did (relu(-0) = +0 before the sign-bit test).
+  bool denorm_preserve_f32 = false, signed_zero_inf_nan_f32 = false;
 
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
   uint32_t subgroup_ops = 0;  // VkSubgroupFeatureFlags

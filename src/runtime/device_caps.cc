@@ -82,8 +82,14 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
   VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceFloatControlsProperties floats{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &driver;
+  if (base.apiVersion >= VK_API_VERSION_1_2) {  // float controls are core from 1.2
+    props.pNext = &floats;
+    floats.pNext = &driver;
+  }
   driver.pNext = &subgroup;
   subgroup.pNext = &ids;
   ids.pNext = &m3;
@@ -109,6 +115,8 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
     case VK_PHYSICAL_DEVICE_TYPE_CPU: c.kind = DeviceKind::kCpu; break;
     default: c.kind = DeviceKind::kOther;
   }
+  c.denorm_preserve_f32 = floats.shaderDenormPreserveFloat32;
+  c.signed_zero_inf_nan_f32 = floats.shaderSignedZeroInfNanPreserveFloat32;
   c.subgroup_size = subgroup.subgroupSize;
   c.subgroup_ops = subgroup.supportedOperations;
   c.min_subgroup_size = ssc.minSubgroupSize ? ssc.minSubgroupSize : subgroup.subgroupSize;

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
                 yes(c.int64_math), yes(c.fp64_math));
     std::printf("  storage         16-bit %s, 8-bit %s, buffer device address %s\n",
                 yes(c.storage_16bit), yes(c.storage_8bit), yes(c.buffer_device_address));
+    std::printf("  fp32 controls   keep subnormals %s, keep NaN/inf/signed zero %s (on request)\n",
+                yes(c.denorm_preserve_f32), yes(c.signed_zero_inf_nan_f32));
     std::printf("  subgroups       size %u (min %u, max %u), ops 0x%x, size control %s\n",
                 c.subgroup_size, c.min_subgroup_size, c.max_subgroup_size, c.subgroup_ops,
                 yes(c.subgroup_size_control));
