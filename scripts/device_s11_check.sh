@@ -9,6 +9,8 @@
 #   part 3: 1x1 convolutions over 7x7 planes with the narrow-side blocks, gtests, models, pytest.
 #   part 4: gtests, max pool against CUDA, ResNet-50 fp16 with its profile, the torch suite.
 # Usage: bash scripts/device_s11_check.sh 1|2|3|4. Summary to stdout; logs to $OUT.
+# The timings in docs/performance.md (eleventh session) came from this script at commit a20a7b2;
+# its inline helpers now time through bench/timing.py with the same warm-up and samples.
 set -uo pipefail
 PART=${1:-1}
 source scripts/device_build_env.sh
@@ -46,16 +48,11 @@ elif [ "$PART" = 3 ]; then
   # Narrow 1x1 convolutions (N = 49 per sample) with 128x64 blocks against the old 128x128, each
   # checked against CUDA; then the gtests, the torch suite and the five models.
   cat > /tmp/conv1x1.py <<'PY'
-import os, statistics, time, torch, torch_vkml
+import os, torch, torch_vkml
 import torch.nn.functional as F
-def med(fn, sync, n=15):
-    for _ in range(3): fn()
-    sync(); ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        for _ in range(4): fn()
-        sync(); ts.append((time.perf_counter() - t) / 4)
-    return statistics.median(ts) * 1e3
+from bench.timing import median_seconds
+def med(fn, device):  # ms: 3 warm-up calls, the median of 15 samples of 4 calls
+    return median_seconds(fn, device, warmup=3, repeat=15, inner=4, min_seconds=0) * 1e3
 g = torch.Generator().manual_seed(0)
 for cin, cout, hw, st in [(2048, 512, 7, 1), (512, 2048, 7, 1), (1024, 2048, 14, 2), (1024, 256, 14, 1)]:
     x = torch.randn(64, cin, hw, hw, generator=g).half(); w = (torch.randn(cout, cin, 1, 1, generator=g) * 0.03).half()
@@ -66,9 +63,9 @@ for cin, cout, hw, st in [(2048, 512, 7, 1), (512, 2048, 7, 1), (1024, 2048, 14,
         os.environ["VKML_GEMM_COOPMAT_TILE"] = tile
         err = ((F.conv2d(xv, wv, stride=st).cpu().float() - ref).abs().max() / ref.abs().max()).item()
         assert err < 1e-2, (row, tile, err)
-        row += f" [{tile or 'default'}] {med(lambda: F.conv2d(xv, wv, stride=st), torch.vkml.synchronize):.3f} ms"
+        row += f" [{tile or 'default'}] {med(lambda: F.conv2d(xv, wv, stride=st), 'vkml'):.3f} ms"
     os.environ.pop("VKML_GEMM_COOPMAT_TILE")
-    row += f" [cuda] {med(lambda: F.conv2d(xc, wc, stride=st), torch.cuda.synchronize):.3f} ms"
+    row += f" [cuda] {med(lambda: F.conv2d(xc, wc, stride=st), 'cuda'):.3f} ms"
     print(row, flush=True)
 PY
   timeout 60 python3 /tmp/conv1x1.py 2>&1 | tail -5
@@ -88,30 +85,25 @@ elif [ "$PART" = 4 ]; then
     echo "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"; done
   grep -h -B3 -A6 "Failure" $OUT/gtest_*.log | head -30
   cat > /tmp/maxpool.py <<'PY'
-import statistics, time, torch, torch_vkml
+import torch, torch_vkml
 import torch.nn.functional as F
-def med(fn, sync, n=15):
-    for _ in range(3): fn()
-    sync(); ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        for _ in range(4): fn()
-        sync(); ts.append((time.perf_counter() - t) / 4)
-    return statistics.median(ts) * 1e3
+from bench.timing import median_seconds
+def med(fn, device):  # ms: 3 warm-up calls, the median of 15 samples of 4 calls
+    return median_seconds(fn, device, warmup=3, repeat=15, inner=4, min_seconds=0) * 1e3
 g = torch.Generator().manual_seed(0)
 bwd = torch.ops.aten.max_pool2d_with_indices_backward
 for dt in (torch.float16, torch.float32):
     x = torch.randn(64, 64, 112, 112, generator=g).to(dt)
     row = f"max_pool2d 3x3/2 [64,64,112,112] {dt}:"
-    for dev, sync in (("vkml", torch.vkml.synchronize), ("cuda", torch.cuda.synchronize)):
+    for dev in ("vkml", "cuda"):
         xd = x.to(dev)
         y, i = F.max_pool2d(xd, 3, 2, 1, return_indices=True)
         gy = torch.ones_like(y)
         gx = bwd(gy, xd, [3, 3], [2, 2], [1, 1], [1, 1], False, i)
         if dev == "vkml": ref = (y.cpu(), i.cpu(), gx.cpu())
         else: assert torch.equal(ref[0], y.cpu()) and torch.equal(ref[1], i.cpu()) and torch.equal(ref[2], gx.cpu()), "mismatch"
-        row += f" [{dev}] fwd {med(lambda: F.max_pool2d(xd, 3, 2, 1, return_indices=True), sync):.3f} ms"
-        row += f" bwd {med(lambda: bwd(gy, xd, [3, 3], [2, 2], [1, 1], [1, 1], False, i), sync):.3f} ms"
+        row += f" [{dev}] fwd {med(lambda: F.max_pool2d(xd, 3, 2, 1, return_indices=True), dev):.3f} ms"
+        row += f" bwd {med(lambda: bwd(gy, xd, [3, 3], [2, 2], [1, 1], [1, 1], False, i), dev):.3f} ms"
     print(row, "(equal to CUDA)", flush=True)
 PY
   timeout 60 python3 /tmp/maxpool.py 2>&1 | tail -3

@@ -221,16 +221,16 @@ bool implicit_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const
 // over short planes as one GEMM over the whole batch. Per sample the output positions are the
 // GEMM's columns, and a 7x7 plane fills 49 of a 128-wide block; gathered channel-major into
 // [C_in][N][positions], every column block is full, for two copies at memory speed.
-bool fold_applies(const ConvDesc& c) {
+bool fold_applies(const ConvDesc& c, int64_t positions) {
   const char* env = std::getenv("VKML_CONV_FOLD");
   if (!env || std::string(env) != "1" || c.groups != 1) return false;
   for (int i = 0; i < c.spatial; ++i) {
     if (c.kernel[i] != 1 || c.padding[i] != 0) return false;
   }
   // Planes of 1,024 positions or more already fill 128-wide blocks to 94% or better.
-  const uint64_t columns = static_cast<uint64_t>(c.batch * volume(c.out_size, c.spatial));
-  const uint64_t bytes = (c.in_channels + c.out_channels) * columns * dtype_size(c.dtype);
-  return volume(c.out_size, c.spatial) < 1024 && bytes <= 2 * kDefaultWorkspace;
+  const uint64_t bytes = static_cast<uint64_t>((c.in_channels + c.out_channels) * c.batch *
+                                               positions) * dtype_size(c.dtype);
+  return positions < 1024 && bytes <= 2 * kDefaultWorkspace;
 }
 
 // t ([N][C][spatial]) seen as [C][N][out positions] at the positions a 1x1 kernel with the
@@ -248,9 +248,9 @@ TensorDesc channel_major(const TensorDesc& t, const ConvDesc& c, bool strided) {
 
 bool folded_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
                     const TensorDesc* bias, const TensorDesc& y) {
-  if (!fold_applies(c)) return false;
+  const int64_t positions = volume(c.out_size, c.spatial), columns = c.batch * positions;
+  if (!fold_applies(c, positions)) return false;
   const TensorDesc x_view = channel_major(x, c, true), y_view = channel_major(y, c, false);
-  const int64_t columns = c.batch * volume(c.out_size, c.spatial);
   const uint64_t es = dtype_size(c.dtype);
   Scratch xb(dev, static_cast<uint64_t>(c.in_channels * columns) * es);
   Scratch yb(dev, static_cast<uint64_t>(c.out_channels * columns) * es);

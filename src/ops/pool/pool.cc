@@ -124,16 +124,13 @@ PoolParams make_params(PoolKind kind, const TensorDesc& a, const TensorDesc& b,
   return p;
 }
 
-// Every element count and offset below 2^31: the float *32 variants walk windows in 32 bits.
+// Element counts below 2^31 (p.index32) and every side's offsets too: the float *32 variants
+// walk windows in 32 bits.
 std::string float_variant(const Device& dev, const std::string& base, bool fp64,
-                          std::initializer_list<const TensorDesc*> sides) {
-  constexpr uint64_t kLimit = uint64_t{1} << 31;
-  bool fits = !fp64;
+                          const PoolParams& p, std::initializer_list<const TensorDesc*> sides) {
+  bool fits = !fp64 && p.index32 != 0;
   for (const TensorDesc* t : sides) {
-    if (t && (static_cast<uint64_t>(t->numel()) >= kLimit ||
-              t->span_bytes() / dtype_size(t->dtype) >= kLimit)) {
-      fits = false;
-    }
+    if (t && t->span_bytes() / dtype_size(t->dtype) >= (uint64_t{1} << 31)) fits = false;
   }
   return fits ? base + "32" : nn::variant(dev, base, fp64, false);
 }
@@ -160,7 +157,7 @@ void pool(Device& dev, PoolKind kind, const TensorDesc& out, const TensorDesc* i
   MemRange reads[] = {nn::range_of(input)};
   MemRange writes[] = {nn::range_of(out), indices ? nn::range_of(*indices) : MemRange{}};
   std::string shader = dtype_is_float(input.dtype)
-                           ? float_variant(dev, "pool_fwd", fp64, {&input, &out, indices})
+                           ? float_variant(dev, "pool_fwd", fp64, p, {&input, &out, indices})
                            : "pool_fwd_" + std::string(dtype_name(input.dtype));
   nn::dispatch_groups(dev, shader, kWorkgroup, nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p),
                       reads, writes);
@@ -176,7 +173,7 @@ void pool_backward(Device& dev, PoolKind kind, const TensorDesc& grad_input,
   MemRange reads[] = {nn::range_of(grad_output), indices ? nn::range_of(*indices) : MemRange{}};
   MemRange writes[] = {nn::range_of(grad_input)};
   const std::string shader =
-      float_variant(dev, "pool_bwd", fp64, {&grad_input, &grad_output, indices});
+      float_variant(dev, "pool_bwd", fp64, p, {&grad_input, &grad_output, indices});
   nn::dispatch_groups(dev, shader, kWorkgroup,
                       nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p), reads, writes);
 }
