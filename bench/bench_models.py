@@ -128,6 +128,8 @@ def reference_timings(args, ref: str) -> dict:
             cmd += ["--only", args.only]
         if args.small:
             cmd.append("--small")
+        if args.cuda_no_tf32:
+            cmd.append("--cuda-no-tf32")
         env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
         subprocess.run(cmd, check=True, env=env)
         return json.load(open(f.name))
@@ -169,8 +171,13 @@ def main() -> None:
                     help="only profile: one step per model, its N most expensive kernels")
     ap.add_argument("--vkml-only", action="store_true", help="time vkml alone (no reference)")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--cuda-no-tf32", action="store_true",
+                    help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     args = ap.parse_args()
     ref = reference_device()
+    if args.cuda_no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     if args.reference_only:  # child: time the reference backend alone
         out = {name: time_one(make, ref, kind, args.repeat) for name, make, kind in selected(args)}
         json.dump(out, open(args.reference_only, "w"))

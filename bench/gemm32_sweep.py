@@ -50,12 +50,14 @@ SIMT_TILES = {
     "M84": "128x64x16x32x32x8x4",  # 256 threads
     "W16c": "64x128x16x32x32x8x4",  # 256 threads, warps of 32x32
     "S32b": "64x64x32x32x32x8x4",  # K step 32
+    "M16w": "128x64x16x64x32x8x8",  # the default block with warps of 64x32
+    "N16": "64x128x16x32x64x8x8",  # the default turned around
 }
 for _name, _tile in SIMT_TILES.items():
     CONFIGS[_name] = {"VKML_GEMM_F32_KERNEL": "simt", "VKML_GEMM_SIMT_TILE": _tile}
 # gemm_simtn: the same kernel with named accumulator blocks (constant indices only), which tells
 # whether the 8x8 cliff is the accumulator array left in memory by the driver.
-for _name in ("S16b", "L8a", "L16b", "M16"):
+for _name in SIMT_TILES:
     CONFIGS["n" + _name] = {
         "VKML_GEMM_F32_KERNEL": "simtn",
         "VKML_GEMM_SIMT_TILE": SIMT_TILES[_name],

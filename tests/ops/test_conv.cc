@@ -344,6 +344,7 @@ TEST_F(ConvTest, EveryDtype) {
 // k, groups, 1-D to 3-D, channels-last input and a chunk-sized workspace that must not matter.
 TEST_F(ConvTest, ImplicitGemm) {
   setenv("VKML_CONV", "implicit", 1);
+  setenv("VKML_CONV_FOLD", "0", 1);  // the strided 1x1 forward below is counted as implicit
   set_profiling(dev().stream(), true);
   kernel_times(dev().stream(), true);
   run_once({2, 3, 20, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
@@ -389,6 +390,7 @@ TEST_F(ConvTest, ImplicitGemm) {
   }
   set_profiling(dev().stream(), false);
   unsetenv("VKML_CONV");  // the default: implicit for fp32, and everywhere on CPU devices
+  unsetenv("VKML_CONV_FOLD");
   ConvData d(k2d, DType::kF32);
   for (ops::ConvPass pass : {ops::ConvPass::kForward, ops::ConvPass::kData, ops::ConvPass::kWeight}) {
     EXPECT_TRUE(ops::conv_implicit_requested(dev(), d.c, pass));

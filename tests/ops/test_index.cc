@@ -192,7 +192,8 @@ TEST_F(IndexTest, EmbeddingBackwardPaddingAndFrequencyScale) {
     for (int c = 0; c < dim; ++c) ref[idx[t] * dim + c] += grad[t * dim + c] * (1.0f / occ[idx[t]]);
   }
   auto got = gw.get(v * dim);
-  for (size_t e = 0; e < ref.size(); ++e) EXPECT_FLOAT_EQ(got[e], ref[e]) << e;
+  // Absolute: an index's terms cancel to 0 here, and a fused multiply-add leaves 3e-8 (H200).
+  for (size_t e = 0; e < ref.size(); ++e) EXPECT_NEAR(got[e], ref[e], 1e-6f) << e;
 }
 
 TEST_F(IndexTest, WhereBroadcastsAndMaskedFillInPlace) {

@@ -152,11 +152,13 @@ def test_strided_inputs_and_no_bias(layout, gen, fallback, conv_mode):
     assert torch_vkml.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("fold", ["1", "0"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("layout", [None, "channels_last", "sliced"])
-def test_folded_pointwise(dtype, layout, gen, fallback, monkeypatch):
-    """VKML_CONV_FOLD=1: 1x1 kernels, strided ones too, as one GEMM over the batch's positions."""
-    monkeypatch.setenv("VKML_CONV_FOLD", "1")
+def test_folded_pointwise(fold, dtype, layout, gen, fallback, monkeypatch):
+    """1x1 kernels, strided ones too, as one GEMM over the batch's positions (the default), and
+    with VKML_CONV_FOLD=0 one GEMM per sample."""
+    monkeypatch.setenv("VKML_CONV_FOLD", fold)
     run_case(*CASES[5], dtype, False, gen, layout=layout)
     run_case(*CASES[6], dtype, False, gen, layout=layout)
     assert torch_vkml.fallback_stats() == {}

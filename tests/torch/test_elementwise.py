@@ -188,7 +188,11 @@ def test_half_sigmoid_silu_every_value(op, dtype, fallback):
     # Adjacent finite values of one sign differ by 1 in their bit patterns; +0 and -0 count as equal.
     g, w = got.view(torch.int16).int(), want.view(torch.int16).int()
     zeros = (got == 0) & (want == 0)
-    ulps = torch.where(both_nan | zeros, 0, (g - w).abs())
+    # fp32 subnormal results (bf16 shares fp32's exponent range) may flush to zero: NVIDIA's
+    # Vulkan driver flushes them and cannot be asked not to (vkml-info: "keep subnormals no").
+    # One rounds up to the smallest normal bf16 on the CPU: silu(-2.34e-38) = -1.17e-38.
+    flushed = (got == 0) & (want.float().abs() <= torch.finfo(torch.float32).tiny)
+    ulps = torch.where(both_nan | zeros | flushed, 0, (g - w).abs())
     assert ulps.max().item() <= 1, x[ulps.argmax()]
     assert (ulps > 0).sum().item() <= 16  # 4 of 63,490 for fp16 sigmoid on lavapipe
     assert torch_vkml.fallback_stats() == {}

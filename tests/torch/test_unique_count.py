@@ -187,6 +187,9 @@ def test_trace():
             continue
         x = make((7, 9), dtype, seed=9, special=False)
         for m in (x, x.t(), x[1::2, ::3]):
-            torch.testing.assert_close(torch.trace(m.to("vkml")).cpu(), torch.trace(m))
+            # Half types summed in fp32 and rounded once (torch 2.11's CPU has no half trace).
+            half = m.dtype in (torch.float16, torch.bfloat16)
+            ref = torch.trace(m.float()).to(m.dtype) if half else torch.trace(m)
+            torch.testing.assert_close(torch.trace(m.to("vkml")).cpu(), ref)
     with pytest.raises(RuntimeError):
         torch.trace(torch.ones(3).to("vkml"))

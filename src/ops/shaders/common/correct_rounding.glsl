@@ -40,6 +40,12 @@ bool cr_residual_safe(T q, T b) {
 
 // a / b for b != 0 (Vulkan leaves x / 0 undefined: callers spell IEEE's result out).
 T cr_div_rn(T a, T b) {
+  // Past 2^126 a divisor's reciprocal is subnormal, which GPUs that flush subnormals (NVIDIA)
+  // drop even for a normal quotient; quartering both operands is exact and keeps the quotient.
+  if (abs(b) > T(8.507059173023462e37)) {
+    a *= T(0.25);
+    b *= T(0.25);
+  }
   T q = a / b;
   if (!cr_residual_safe(q, b)) return q;
   precise T c = q + cr_residual(a, q, b) / b;
