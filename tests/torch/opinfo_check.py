@@ -189,9 +189,10 @@ def _only_cpu_rounding(actual, expected, reference) -> bool:
         bad = ~torch.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
         if not bool(bad.any()):
             continue
-        # Where the CPU's half-precision kernel returns NaN but float64 is finite (matrix_exp's
-        # intermediates overflow), vkml must match float64 itself within the dtype's tolerance.
-        cpu_nan = torch.isnan(e64) & torch.isfinite(r64)
+        # Where the CPU's half-precision kernel returns NaN or inf but float64 is finite
+        # (matrix_exp's intermediates overflow: torch 2.11's CPU and CUDA give NaN and inf on
+        # OpInfo's fp16 samples), vkml must match float64 rounded to the dtype.
+        cpu_nan = ~torch.isfinite(e64) & torch.isfinite(r64)
         if bool((bad & cpu_nan).any()):
             r_rounded = r64.to(e.dtype).double()  # past the dtype's range float64 rounds to inf
             if not bool(torch.isclose(a64, r_rounded, rtol=rtol, atol=atol)[bad & cpu_nan].all()):
