@@ -104,7 +104,14 @@ def write_doc(status: dict) -> None:
         "sample's `output_process_fn_grad` first, as in PyTorch's own device tests. An element "
         "outside OpInfo's tolerance still passes when vkml is within twice the CPU's own error "
         "against a float64 run of the same sample (summation order), or matches float64 rounded to "
-        "the dtype where the CPU's half kernel returns NaN; the reason says how many did.",
+        "the dtype where the CPU's half kernel returns NaN or inf; the reason says how many did.",
+        "",
+        "The verdicts come from lavapipe. `tests/torch/test_opinfo.py` re-checks every passing "
+        "pair; on an NVIDIA H200 (torch 2.11, 2026-12-02) all passed but seven that torch 2.11's "
+        "OpInfo gives no CPU reference for (integer `__rmod__`, half `trace`) and float64 "
+        "`ctc_loss`, which vkml refuses on GPUs with a clear error (it computed wrong losses "
+        "there). fp32 and bf16 results below 1.18e-38 may be flushed to zero on GPUs that flush "
+        "subnormals (NVIDIA's Vulkan driver does and cannot be asked not to).",
         "",
         f"Legend: ✓ matches the CPU · ✗ wrong or failing (reason in the status file) · cpu = no "
         f"vkml kernel yet (would fall back to the CPU) · `·` not applicable (dtype unsupported by "

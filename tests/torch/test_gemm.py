@@ -131,11 +131,9 @@ def test_bmm_baddbmm(dtype, gen):
 @pytest.mark.parametrize(
     "kernel,tile",
     [
-        ("simt", None),
-        ("simt", "64x64x16x32x32x4x8"),
-        ("simt", "32x32x8x16x16x4x4"),
-        ("simtn", "32x32x8x16x16x8x8"),  # named accumulators, all four blocks
-        ("simtn", "32x32x8x16x16x8x4"),  # two of them (the others must store nothing)
+        ("simtn", None),  # the GPU default: its tile table (128x64x16 with 8x8 thread tiles, ...)
+        ("simtn", "32x32x8x16x16x8x4"),  # two named blocks of four (the others must store nothing)
+        ("simt", "32x32x8x16x16x4x4"),  # the accumulator-array form (VKML_GEMM_F32_KERNEL=simt)
     ],
 )
 def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
