@@ -15,7 +15,7 @@ log() { echo "$*" | tee -a $OUT/summary.txt; }
 log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); torch $(python3 -c 'import torch; print(torch.__version__)')"
 t0=$SECONDS
 cmake -S . -B build-h200 -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_VULKAN_INCLUDE_HINT=$PWD/.vktc/usr/include \
-  -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DPython3_EXECUTABLE=$(which python3) > /tmp/build.log 2>&1 \
+  -DVKML_GTEST_SOURCE=$PWD/.vktc/googletest -DVKML_UNITY_BRIDGE=OFF -DPython3_EXECUTABLE=$(which python3) > /tmp/build.log 2>&1 \
   && timeout 400 cmake --build build-h200 -j16 >> /tmp/build.log 2>&1 || { grep -m3 -A12 error /tmp/build.log; exit 1; }
 log "build ok ($((SECONDS - t0)) s)"
 if has gtest; then

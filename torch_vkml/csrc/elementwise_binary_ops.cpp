@@ -229,7 +229,7 @@ void check_not_bool(const at::Tensor& a, const at::Tensor& b) {
   at::ScalarType t = at::result_type(a, b);
   TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool, "\"div_floor_cpu\" not implemented for 'Bool'");
 }
-at::Tensor floor_divide(const at::Tensor& a, const at::Tensor& b) {
+at::Tensor floor_divide_tensors(const at::Tensor& a, const at::Tensor& b) {
   check_not_bool(a, b);
   return ew::binary(BinaryOp::kDivFloor, Promote::kSame, a, b, kOne, {});
 }
@@ -244,7 +244,7 @@ at::Tensor& floor_divide_out(const at::Tensor& a, const at::Tensor& b, at::Tenso
   return o;
 }
 at::Tensor floor_divide_s(const at::Tensor& a, const at::Scalar& b) {
-  return floor_divide(a, ew::wrap_scalar(b));
+  return floor_divide_tensors(a, ew::wrap_scalar(b));
 }
 
 }  // namespace
@@ -359,7 +359,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lcm.out", integral_out<BinaryOp::kLcm>);
   m.impl("rsub.Tensor", rsub);
   m.impl("rsub.Tensor_out", rsub_out);
-  m.impl("floor_divide", floor_divide);
+  m.impl("floor_divide", floor_divide_tensors);
   m.impl("floor_divide_.Tensor", floor_divide_);
   m.impl("floor_divide.out", floor_divide_out);
   m.impl("floor_divide.Scalar", floor_divide_s);

@@ -310,7 +310,7 @@ Native coefficient(Native n) {
   return n;
 }
 
-void lerp_scalar_(at::TensorList self, at::TensorList end, const at::Scalar& w) {
+void foreach_lerp_scalar_(at::TensorList self, at::TensorList end, const at::Scalar& w) {
   nat::check_foreach_api_restrictions(self, end);
   apply(coefficient(with_scalar(ForeachOp::kLerp, w)), self, {self, end}, true,
         [&](const Index& r) {
@@ -318,7 +318,7 @@ void lerp_scalar_(at::TensorList self, at::TensorList end, const at::Scalar& w) 
           return Tensors{};
         });
 }
-Tensors lerp_scalar(at::TensorList self, at::TensorList end, const at::Scalar& w) {
+Tensors foreach_lerp_scalar(at::TensorList self, at::TensorList end, const at::Scalar& w) {
   nat::check_foreach_api_restrictions(self, end);
   return apply(coefficient(with_scalar(ForeachOp::kLerp, w)), self, {self, end}, false,
                [&](const Index& r) {
@@ -326,7 +326,7 @@ Tensors lerp_scalar(at::TensorList self, at::TensorList end, const at::Scalar& w
                });
 }
 
-void lerp_scalarlist_(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
+void foreach_lerp_scalarlist_(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
   nat::check_foreach_api_restrictions(self, end, w);
   apply(coefficient(with_scalars(ForeachOp::kLerp, w)), self, {self, end}, true,
         [&](const Index& r) {
@@ -334,7 +334,8 @@ void lerp_scalarlist_(at::TensorList self, at::TensorList end, at::ArrayRef<at::
           return Tensors{};
         });
 }
-Tensors lerp_scalarlist(at::TensorList self, at::TensorList end, at::ArrayRef<at::Scalar> w) {
+Tensors foreach_lerp_scalarlist(at::TensorList self, at::TensorList end,
+                                at::ArrayRef<at::Scalar> w) {
   nat::check_foreach_api_restrictions(self, end, w);
   return apply(coefficient(with_scalars(ForeachOp::kLerp, w)), self, {self, end}, false,
                [&](const Index& r) {
@@ -512,10 +513,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_mul.Tensor", mul_tensor);
   m.impl("_foreach_div_.Tensor", div_tensor_);
   m.impl("_foreach_div.Tensor", div_tensor);
-  m.impl("_foreach_lerp_.Scalar", lerp_scalar_);
-  m.impl("_foreach_lerp.Scalar", lerp_scalar);
-  m.impl("_foreach_lerp_.ScalarList", lerp_scalarlist_);
-  m.impl("_foreach_lerp.ScalarList", lerp_scalarlist);
+  m.impl("_foreach_lerp_.Scalar", foreach_lerp_scalar_);
+  m.impl("_foreach_lerp.Scalar", foreach_lerp_scalar);
+  m.impl("_foreach_lerp_.ScalarList", foreach_lerp_scalarlist_);
+  m.impl("_foreach_lerp.ScalarList", foreach_lerp_scalarlist);
 #define VKML_REGISTER_POINTWISE(NAME)                                \
   m.impl("_foreach_" #NAME "_.Scalar", NAME##_scalar_);             \
   m.impl("_foreach_" #NAME ".Scalar", NAME##_scalar);               \

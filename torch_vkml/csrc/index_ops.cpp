@@ -248,23 +248,23 @@ at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tenso
 
 // ---- scatter_reduce / index_reduce: sum, prod, mean, amax, amin with include_self ----------
 
-enum class Reduction { kSum, kProd, kMean, kMax, kMin };
+enum class ScatterReduction { kSum, kProd, kMean, kMax, kMin };
 
-Reduction parse_reduction(c10::string_view r) {
-  if (r == "sum") return Reduction::kSum;
-  if (r == "prod") return Reduction::kProd;
-  if (r == "mean") return Reduction::kMean;
-  if (r == "amax" || r == "max") return Reduction::kMax;
-  if (r == "amin" || r == "min") return Reduction::kMin;
+ScatterReduction parse_reduction(c10::string_view r) {
+  if (r == "sum") return ScatterReduction::kSum;
+  if (r == "prod") return ScatterReduction::kProd;
+  if (r == "mean") return ScatterReduction::kMean;
+  if (r == "amax" || r == "max") return ScatterReduction::kMax;
+  if (r == "amin" || r == "min") return ScatterReduction::kMin;
   TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin, got ", r);
 }
 
-ScatterReduce kernel_reduce(Reduction r) {
+ScatterReduce kernel_reduce(ScatterReduction r) {
   switch (r) {
-    case Reduction::kSum: case Reduction::kMean: return ScatterReduce::kSum;
-    case Reduction::kProd: return ScatterReduce::kProd;
-    case Reduction::kMax: return ScatterReduce::kMax;
-    case Reduction::kMin: return ScatterReduce::kMin;
+    case ScatterReduction::kSum: case ScatterReduction::kMean: return ScatterReduce::kSum;
+    case ScatterReduction::kProd: return ScatterReduce::kProd;
+    case ScatterReduction::kMax: return ScatterReduce::kMax;
+    case ScatterReduction::kMin: return ScatterReduce::kMin;
   }
   return ScatterReduce::kSum;
 }
@@ -284,14 +284,14 @@ int64_t integral_limit(at::ScalarType t, bool lowest) {
 }
 
 // The value that leaves a reduction unchanged (written over self's values when !include_self).
-at::Scalar reduction_identity(Reduction r, at::ScalarType t) {
+at::Scalar reduction_identity(ScatterReduction r, at::ScalarType t) {
   bool fp = at::isFloatingType(t);
   const double inf = std::numeric_limits<double>::infinity();
   switch (r) {
-    case Reduction::kSum: case Reduction::kMean: return 0;
-    case Reduction::kProd: return 1;
-    case Reduction::kMax: return fp ? at::Scalar(-inf) : at::Scalar(integral_limit(t, true));
-    case Reduction::kMin: return fp ? at::Scalar(inf) : at::Scalar(integral_limit(t, false));
+    case ScatterReduction::kSum: case ScatterReduction::kMean: return 0;
+    case ScatterReduction::kProd: return 1;
+    case ScatterReduction::kMax: return fp ? at::Scalar(-inf) : at::Scalar(integral_limit(t, true));
+    case ScatterReduction::kMin: return fp ? at::Scalar(inf) : at::Scalar(integral_limit(t, false));
   }
   return 0;
 }
@@ -299,7 +299,7 @@ at::Scalar reduction_identity(Reduction r, at::ScalarType t) {
 // out (holding self's values) reduced with src along dim by index; scatter (dim-wise index
 // of src's shape) or index (1-D index along dim) addressing.
 void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
-                 const at::Tensor& src, Reduction r, bool include_self, bool index_form) {
+                 const at::Tensor& src, ScatterReduction r, bool include_self, bool index_form) {
   if (index.numel() == 0 || out.numel() == 0) return;
   dim = at::maybe_wrap_dim(dim, out.dim());
   vkml::Device& d = core_device(out);
@@ -327,7 +327,7 @@ void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
     scatter_like(out, nullptr, reduction_identity(r, out.scalar_type()), ScatterReduce::kNone);
   }
   scatter_like(out, &src, 0, kernel_reduce(r));
-  if (r == Reduction::kMean) {
+  if (r == ScatterReduction::kMean) {
     at::Tensor counts = at::empty(out.sizes(), out.options());
     counts.fill_(include_self ? 1 : 0);
     if (index_form) {

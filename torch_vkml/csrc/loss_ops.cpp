@@ -18,12 +18,8 @@ namespace {
 
 using OptTensor = std::optional<at::Tensor>;
 using vkml::ops::PointwiseLoss;
+using nn::to_reduction;
 using vkml::ops::Reduction;
-
-Reduction to_reduction(int64_t r) {
-  TORCH_CHECK(r >= 0 && r <= 2, r, " is not a valid value for reduction");
-  return static_cast<Reduction>(r);
-}
 
 const vkml::TensorDesc* opt(const at::Tensor& t, vkml::TensorDesc& storage) {
   if (!t.defined()) return nullptr;

@@ -12,6 +12,7 @@ namespace torch_vkml {
 namespace {
 
 using OptTensor = std::optional<at::Tensor>;
+using nn::to_reduction;
 using vkml::ops::Reduction;
 
 struct Frames {
@@ -34,11 +35,6 @@ Frames frames_of(const at::Tensor& self) {
     f.input = self;
   }
   return f;
-}
-
-Reduction to_reduction(int64_t r) {
-  TORCH_CHECK(r >= 0 && r <= 2, r, " is not a valid value for reduction");
-  return static_cast<Reduction>(r);
 }
 
 void check_long(const at::Tensor& target) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bridge.h"
+#include "vkml/loss.h"
 
 namespace torch_vkml::nn {
 
@@ -35,6 +36,12 @@ inline void prepare_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType d
               out.scalar_type(), " instead");
   check_on_device(like, out, "out=", "out");
   at::native::resize_output(out, sizes);
+}
+
+// A loss's `reduction` argument (0 none, 1 mean, 2 sum) as the kernels' enum.
+inline vkml::ops::Reduction to_reduction(int64_t r) {
+  TORCH_CHECK(r >= 0 && r <= 2, r, " is not a valid value for reduction");
+  return static_cast<vkml::ops::Reduction>(r);
 }
 
 inline const at::Tensor& value_or_undefined(const std::optional<at::Tensor>& t) {
