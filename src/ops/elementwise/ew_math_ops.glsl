@@ -158,14 +158,10 @@ T ew_exp_for_half(T x) {
 #endif
 }
 
-// x / d for d >= 1: past 2^126 the driver's reciprocal of d is subnormal and flushes to zero on
-// NVIDIA, so silu(-87.5) gave -0 for -8.8e-37; quartering both is exact there. (sigmoid's own
-// result is subnormal at such d, and flushes whatever the division does.)
-T ew_over_big(T x, T d) {
-  return d > T(8.507059173023462e37) ? (x * T(0.25)) / (d * T(0.25)) : x / d;
-}
+// sigmoid's result is itself subnormal where its divisor passes 2^126, and flushes on NVIDIA
+// whatever the division does; silu's and gelu-tanh's quotients stay normal (cr_div_fast).
 T ew_sigmoid(T x) { return T(1) / (T(1) + ew_exp_for_half(-x)); }
-T ew_silu(T x) { return ew_over_big(x, T(1) + ew_exp_for_half(-x)); }
+T ew_silu(T x) { return cr_div_fast(x, T(1) + ew_exp_for_half(-x)); }
 // relu keeps NaN and -0 like PyTorch's clamp_min(x, 0). The test reads the sign bit: NVIDIA's
 // compiler turned `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0 (H200, driver 580).
 T ew_relu(T x) { return (ew_signbit(x) && x != T(0) && !isnan(x)) ? T(0) : x; }
@@ -183,7 +179,7 @@ T ew_gelu(T x) {
 // The argument of tanh in the tanh approximation of gelu.
 T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x); }
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), without cancellation for negative x.
-T ew_gelu_tanh(T x) { return ew_over_big(x, T(1) + ew_exp(T(-2) * ew_gelu_inner(x))); }
+T ew_gelu_tanh(T x) { return cr_div_fast(x, T(1) + ew_exp(T(-2) * ew_gelu_inner(x))); }
 
 // hardsigmoid/hardswish: NaN passes through, as std::min/std::max let it in PyTorch. Tested
 // first: NVIDIA's compiler made the two selects a clamp, which drops NaN (hardsigmoid(NaN) = 1).

@@ -38,14 +38,25 @@ bool cr_residual_safe(T q, T b) {
   return aq < CR_RESIDUAL_MAX && ab < CR_RESIDUAL_MAX && aq > CR_RESIDUAL_MIN && ab > CR_RESIDUAL_MIN;
 }
 
-// a / b for b != 0 (Vulkan leaves x / 0 undefined: callers spell IEEE's result out).
-T cr_div_rn(T a, T b) {
-  // Past 2^126 a divisor's reciprocal is subnormal, which GPUs that flush subnormals (NVIDIA)
-  // drop even for a normal quotient; quartering both operands is exact and keeps the quotient.
+// Past 2^126 a divisor's reciprocal is subnormal, which GPUs that flush subnormals (NVIDIA) drop
+// even for a normal quotient (silu(-87.5) gave -0 for -8.8e-37 on the H200); quartering both
+// operands is exact and keeps the quotient.
+void cr_unflush_divisor(inout T a, inout T b) {
   if (abs(b) > T(8.507059173023462e37)) {
     a *= T(0.25);
     b *= T(0.25);
   }
+}
+
+// The driver's a / b, with cr_unflush_divisor's guard.
+T cr_div_fast(T a, T b) {
+  cr_unflush_divisor(a, b);
+  return a / b;
+}
+
+// a / b for b != 0 (Vulkan leaves x / 0 undefined: callers spell IEEE's result out).
+T cr_div_rn(T a, T b) {
+  cr_unflush_divisor(a, b);
   T q = a / b;
   if (!cr_residual_safe(q, b)) return q;
   precise T c = q + cr_residual(a, q, b) / b;
