@@ -292,13 +292,15 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), caps, all_shaders);
     ASSERT_EQ(p.kernel, GemmKernel::kSimt);
     EXPECT_EQ(p.shader, "gemm_simt_f32_f32");
-    ASSERT_EQ(p.spec.size(), 12u);
+    ASSERT_EQ(p.spec.size(), 14u);
     EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
+    EXPECT_EQ(p.spec[12], 0u);  // no diagnostic probe
+    EXPECT_EQ(p.spec[13], 1u);  // k-contiguous aligned A: 4x4 blocks from 16-byte loads
     EXPECT_EQ(p.tile_m, 128u);
     EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
     EXPECT_EQ(p.spec[8], 1u);   // A walked along k
     EXPECT_EQ(p.spec[9], 1u);   // B walked along n
-    EXPECT_EQ(p.spec[10], 0u);  // (k-contiguous A: scalar loads)
+    EXPECT_EQ(p.spec[10], 0u);  // (k-contiguous A: no 16-byte loads along m)
     EXPECT_EQ(p.spec[11], 1u);  // 16-byte loads of B
     // A^T @ B^T (both transposed views): 16-byte loads of A along m, scalar loads of B along k.
     GemmDesc t = shape(4096, 4096, 4096);
@@ -314,6 +316,7 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     GemmPlan odd = ops::choose_gemm_plan(shape(33, 65, 17), caps, all_shaders);
     EXPECT_EQ(odd.kernel, GemmKernel::kSimt);
     EXPECT_EQ(odd.spec[11], 0u);
+    EXPECT_EQ(odd.spec.size(), 12u);  // K = 65: no 4x4 blocks of A
     EXPECT_EQ(ops::choose_gemm_plan(shape(40, 40, 64), caps, all_shaders).tile_m, 64u);
     // A stride too long for the 32-bit offsets of the K loop: the tiled kernel.
     GemmDesc huge = shape(64, 64, 64);

@@ -149,6 +149,13 @@ def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
     test_bmm_baddbmm(torch.float32, gen)
     a, b = rand(136, 72, gen=gen), rand(200, 72, gen=gen)  # aligned, B transposed (x @ W^T)
     check(torch.mm(dev(a), dev(b).t()), a.double() @ b.double().t(), torch.float32)
+    # A k-contiguous and aligned (4x4 blocks from 16-byte loads where the tile allows): rows not
+    # a multiple of 4, K not a multiple of the K tile, a long K (split-K), a batch.
+    for (m, k, n) in ((77, 52, 90), (9, 2052, 12)):
+        p, q = rand(m, k, gen=gen), rand(k, n, gen=gen)
+        check(torch.mm(dev(p), dev(q)), p.double() @ q.double(), torch.float32)
+    p, q = rand(3, 37, 44, gen=gen), rand(3, 44, 21, gen=gen)
+    check(torch.bmm(dev(p), dev(q)), p.double() @ q.double(), torch.float32)
     c = rand(136, 40, gen=gen)  # A^T @ C: A read along m
     check(torch.mm(dev(a).t(), dev(c)), a.double().t() @ c.double(), torch.float32)
     x = rand(70, 33, gen=gen).requires_grad_()

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ops/conv/conv_igemm_params.h"
 #include "ops/conv/conv_params.h"
@@ -392,8 +393,13 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
     const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
     // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
     const bool a_k_fast = pass.a.col_stride == 1 || pass.a.row_stride != 1;
-    const uint32_t spec[] = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
-                             a_k_fast ? 1u : 0u, 1u, 0u, 0u};
+    std::vector<uint32_t> spec = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
+                                  a_k_fast ? 1u : 0u, 1u, 0u, 0u};
+    // fp32 weights contiguous along k and 16-byte aligned: read in 4x4 blocks (gemm_simt.comp).
+    const MatrixView& a = pass.a;
+    const bool a_k_aligned = c.dtype == DType::kF32 && a.col_stride == 1 && a.row_stride % 4 == 0 &&
+                             a.batch_stride[0] % 4 == 0 && a.address % 16 == 0 && p.k % 4 == 0;
+    for (uint32_t x : simt_extra_spec(a_k_aligned, t.bm * t.bk / 4 / t.threads())) spec.push_back(x);
     pipe = &dev.pipeline(shader(c), spec);
     tile_m = t.bm, tile_n = t.bn, tile_k = t.bk;
   }

@@ -34,6 +34,10 @@ layout(constant_id = 8) const bool B_NFAST = true;  // B contiguous along n (els
 layout(constant_id = 9) const uint GROUP_M = 8;
 layout(constant_id = 10) const bool A_SCALAR = false;  // A's rows not 16-byte aligned
 layout(constant_id = 11) const bool B_SCALAR = false;
+// Diagnostic only (VKML_GEMM_PROBE, bench/gemm_probe.py; the results are wrong): which part of
+// the K loop bounds the rate. 1: no global loads after the first tile; 2: nor shared stores (one
+// stage read throughout); 3: nor barriers. 0 in every real plan.
+layout(constant_id = 12) const uint PROBE = 0;
 
 #if defined(IN_BF16)
 #define ELEM bfloat16_t
@@ -225,9 +229,9 @@ void main() {
       }
       barrier();
       for (uint kt = 0; kt < nk; ++kt) {
-        const uint cur = kt & 1u;
+        const uint cur = PROBE >= 2 ? 0u : kt & 1u;
         const bool more = kt + 1 < nk;
-        if (more) FETCH(kt + 1);  // in flight while this tile is multiplied
+        if (more && PROBE == 0) FETCH(kt + 1);  // in flight while this tile is multiplied
         const uint a_sh = cur * STAGE, b_sh = cur * STAGE + A_TILE;
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
           coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma[WM];
@@ -242,8 +246,8 @@ void main() {
             }
           }
         }
-        if (more) STASH(cur ^ 1u);
-        barrier();  // stage cur^1 written, stage cur free for the next iteration's writes
+        if (more && PROBE <= 1) STASH(cur ^ 1u);
+        if (PROBE <= 2) barrier();  // stage cur^1 written, stage cur free for the next writes
       }
 
       // Epilogue: each 16x16 block through this subgroup's 64-vector scratch (stage 0 memory,

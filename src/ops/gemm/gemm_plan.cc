@@ -110,6 +110,34 @@ bool vec_operand(const MatrixView& v, int64_t rows, int64_t cols, int64_t per, b
   return false;
 }
 
+// VKML_GEMM_PROBE=1|2|3 (diagnostic, wrong results; bench/gemm_probe.py): the coopmat and SIMT
+// kernels skip parts of their K loop (spec constant 12) to show which part bounds their rate.
+uint32_t gemm_probe() {
+  static const uint32_t probe = [] {
+    const char* e = std::getenv("VKML_GEMM_PROBE");
+    return e ? uint32_t(std::strtoul(e, nullptr, 10)) : 0u;
+  }();
+  return probe;
+}
+void append_probe(std::vector<uint32_t>* spec) {
+  if (gemm_probe()) spec->push_back(gemm_probe());
+}
+
+}  // namespace
+
+std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread) {
+  // VKML_GEMM_SIMT_KVEC=0 keeps A's scalar loads (A/B runs on a device).
+  static const bool kvec_off = [] {
+    const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
+    return e && std::string(e) == "0";
+  }();
+  const bool kvec = !kvec_off && a_aligned_k_contiguous && a_units_per_thread % 4 == 0;
+  if (!gemm_probe() && !kvec) return {};
+  return {gemm_probe(), kvec ? 1u : 0u};
+}
+
+namespace {
+
 struct CoopTile {
   uint32_t bm, bn, subgroups, wm, wn, bk;
 };
@@ -177,6 +205,7 @@ bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, Ge
   plan->shader = "gemm_coopmatv_" + dtype_pair(d);
   plan->spec = {threads,           t.bm, t.bn, bk, t.wm, t.wn, t.subgroups, a_k_fast ? 1u : 0u,
                 b_n_fast ? 1u : 0u, 8u,   a_scalar ? 1u : 0u, b_scalar ? 1u : 0u};
+  append_probe(&plan->spec);
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
   plan->shared_bytes = shared;
@@ -285,11 +314,13 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   bool row_major = false;
   const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
   const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
+  const bool a_k_aligned = a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && row_major;
   plan->kernel = GemmKernel::kSimt;
   plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
+  for (uint32_t x : simt_extra_spec(a_k_aligned, t.bm * t.bk / 4 / t.threads())) plan->spec.push_back(x);
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
   plan->shared_bytes = t.shared_bytes();

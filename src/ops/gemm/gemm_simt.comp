@@ -33,7 +33,9 @@
 #if defined(IN_F32)
 #define SIMT_IN_BYTES 4
 #define SIMT_LOAD(addr) PF32(addr).v
+#define SIMT_LOAD4(addr) SimtV4(addr).v
 #else
+#define SIMT_LOAD4(addr) vec4(0)  // A_KVEC is fp32 only (the plans never set it here)
 #define SIMT_IN_BYTES IN_SIZE
 #define SIMT_LOAD(addr) load_in(addr)
 #endif
@@ -50,6 +52,14 @@ layout(constant_id = 8) const bool A_KFAST = true;  // A walked along k by neigh
 layout(constant_id = 9) const bool B_NFAST = true;  // B walked along n (else along k)
 layout(constant_id = 10) const bool A_VEC = false;  // 16-byte loads of A along m (!A_KFAST only)
 layout(constant_id = 11) const bool B_VEC = false;  // 16-byte loads of B along n (B_NFAST only)
+// Diagnostic only (VKML_GEMM_PROBE, bench/gemm_probe.py; the results are wrong): 1 skips the global
+// loads after the first K tile, 2 also the shared stores (one stage read throughout), 3 also the
+// barriers. 0 in every real plan.
+layout(constant_id = 12) const uint PROBE = 0;
+// A k-contiguous and 16-byte aligned (fp32 only; A_KFAST, A_UNITS a multiple of 4): each thread
+// reads 4x4 blocks of A as four 16-byte rows along k and transposes them in registers, 4 vector
+// loads where the scalar path issues 16.
+layout(constant_id = 13) const bool A_KVEC = false;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SimtV4 { vec4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer SimtW4 { vec4 v; };
@@ -80,6 +90,10 @@ shared vec4 sb[2 * B_STAGE];  // [stage][k][n / 4]
 
 // (k, m4) of A's l-th unit and (k, n4) of B's, inside the tile.
 uvec2 a_unit(uint l) {
+  if (A_KVEC) {  // unit l is row l % 4 of a 4x4 block: (its first k, m / 4)
+    const uint u = gl_LocalInvocationID.x + (l / 4) * THREADS;
+    return uvec2((u % (BK / 4)) * 4, u / (BK / 4));
+  }
   const uint u = gl_LocalInvocationID.x + l * THREADS;
   return A_KFAST ? uvec2(u % BK, u / BK) : uvec2(u / (BM / 4), u % (BM / 4));
 }
@@ -158,7 +172,8 @@ void main() {
 #endif
   [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
     const uvec2 q = a_unit(l);
-    a_off[l] = int(q.y * 4) * a_elem + int(q.x) * int(A.col) * SIMT_IN_BYTES;
+    const uint row = q.y * 4 + (A_KVEC ? l % 4 : 0u);
+    a_off[l] = int(row) * a_elem + int(q.x) * int(A.col) * SIMT_IN_BYTES;
   }
 #ifndef CONV_IMPLICIT
   [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
@@ -251,6 +266,8 @@ void main() {
               const uint64_t at = a_next + uint64_t(int64_t(a_off[l]));                       \
               if (A_VEC) {                                                                    \
                 ra[l] = kin && a_rows[l] == 4u ? SimtV4(at).v : vec4(0);                      \
+              } else if (A_KVEC) {                                                            \
+                ra[l] = kin && l % 4 < a_rows[l] ? SIMT_LOAD4(at) : vec4(0);                  \
               } else {                                                                        \
                 [[unroll]] for (uint j = 0; j < 4; ++j) {                                     \
                   ra[l][j] = kin && j < a_rows[l]                                             \
@@ -305,9 +322,19 @@ void main() {
           }
         #define STASH(stage)                                                                  \
           {                                                                                   \
-            [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
-              const uvec2 q = a_unit(l);                                                      \
-              sa[(stage) * A_STAGE + q.x * A_LD + q.y] = ra[l];                               \
+            if (A_KVEC) {                                                                     \
+              [[unroll]] for (uint l = 0; l < A_UNITS; l += 4) {                              \
+                const uvec2 q = a_unit(l);                                                    \
+                [[unroll]] for (uint i = 0; i < 4; ++i) {                                     \
+                  sa[(stage) * A_STAGE + (q.x + i) * A_LD + q.y] =                            \
+                      vec4(ra[l][i], ra[l + 1][i], ra[l + 2][i], ra[l + 3][i]);               \
+                }                                                                             \
+              }                                                                               \
+            } else {                                                                          \
+              [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                 \
+                const uvec2 q = a_unit(l);                                                    \
+                sa[(stage) * A_STAGE + q.x * A_LD + q.y] = ra[l];                             \
+              }                                                                               \
             }                                                                                 \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               const uvec2 q = b_unit(l);                                                      \
@@ -321,9 +348,9 @@ void main() {
         }
         barrier();
         for (uint kt = 0; kt < nk; ++kt) {
-          const uint cur = kt & 1u;
+          const uint cur = PROBE >= 2 ? 0u : kt & 1u;
           const bool more = kt + 1 < nk;
-          if (more) FETCH((kt + 1) * BK);
+          if (more && PROBE == 0) FETCH((kt + 1) * BK);
           const uint a_at = cur * A_STAGE + a_rd, b_at = cur * B_STAGE + b_rd;
 #ifdef SIMT_NAMED_ACC
           // c += a (column) x b (row) for one 4x4 block, column by column.
@@ -358,8 +385,8 @@ void main() {
             }
           }
 #endif
-          if (more) STASH(cur ^ 1u);
-          barrier();  // also orders the last reads before the next tile's first stores
+          if (more && PROBE <= 1) STASH(cur ^ 1u);
+          if (PROBE <= 2) barrier();  // also orders the last reads before the next tile's stores
         }
 
 #ifdef CONV_IMPLICIT

@@ -1,0 +1,75 @@
+#!/bin/bash
+# On the GPU machine, the thirteenth session (each part under 10 minutes; carry .vktc and .devpy):
+#   part a: the GPU's state, then which part of the GEMM K loop bounds its rate
+#           (bench/gemm_probe.py: VKML_GEMM_PROBE 0-3, fp16/bf16/fp32 at 8192^3) with the
+#           registers of each probe's pipeline; ResNet-50 fp16 inference run eight times with
+#           nvidia-smi sampling clocks, power and throttle reasons every 200 ms (the intermittent
+#           slow state); ResNet-18 training's most expensive kernels.
+#   part k: fp32 GEMM and ResNet-18 with A's 4x4-block loads off and on, the fp32 probes, then
+#           part t.
+#   part t: the correctness suites (gtests beside pytest without OpInfo, 8 workers).
+#   part m: fp32/bf16 GEMM at 8192^3 and the five model benchmarks (JSON to $OUT/models.json).
+# Usage: bash scripts/device_s13_run.sh a|t|m. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-a}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+state() { timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1; }
+smi_fields=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
+nvidia-smi --query-gpu=$smi_fields --format=csv -lms 200 > $OUT/smi.csv 2>&1 &
+smi=$!
+t0=$SECONDS
+state
+if [ "$PART" = a ]; then
+  timeout 200 python3 bench/gemm_probe.py --size 8192 2>&1 | tee $OUT/gemm_probe.txt
+  for probe in 0 1 2; do
+    VKML_PIPELINE_STATS=1 VKML_GEMM_PROBE=$probe timeout 60 python3 bench/gemm_probe.py --child \
+      --size 1024 2>&1 | grep -E "pipeline stats: gemm_(coopmatv|simtn)" | cut -c1-220 |
+      sed "s/^/[probe $probe] /"
+  done
+  for i in 1 2 3 4 5 6 7 8; do
+    echo "$(date +%T.%N | cut -c1-12) run $i start" >> $OUT/r50_runs.txt
+    timeout 60 python3 bench/bench_models.py --only resnet50_infer_b64_float16 --repeat 20 2>&1 |
+      grep -E "^ +model" | sed "s/^/[r50 $i $(date +%T)] /" | tee -a $OUT/r50_runs.txt
+  done
+  timeout 90 python3 bench/bench_models.py --only resnet18 --profile 14 > $OUT/profile_r18.txt 2>&1
+  head -18 $OUT/profile_r18.txt
+elif [ "$PART" = k ]; then
+  # A's 4x4-block loads (VKML_GEMM_SIMT_KVEC) off and on: fp32 GEMM shapes, probes, ResNet-18.
+  shapes=8192x8192x8192,4096x4096x4096,262144x576x64,12608x768x2304t,12608x3072x768t,4096x3072x768t
+  for kv in 0 1 0 1; do
+    VKML_GEMM_SIMT_KVEC=$kv timeout 60 python3 bench/bench_gemm.py --dtype float32 --no-cpu \
+      --shapes $shapes 2>&1 | grep -E "^ +[0-9]" | sed "s/^/[kvec $kv] /"
+  done | tee $OUT/kvec_gemm.txt
+  timeout 100 python3 bench/gemm_probe.py --size 8192 --dtypes float32 2>&1 | tee $OUT/gemm_probe_kvec.txt
+  for kv in 0 1; do
+    VKML_GEMM_SIMT_KVEC=$kv timeout 100 python3 bench/bench_models.py --only resnet18 2>&1 |
+      grep -E "^ +model" | sed "s/^/[kvec $kv] /"
+  done
+  PART=t
+fi
+if [ "$PART" = t ]; then
+  ( for t in runtime ops; do timeout 240 ./build-h200/tests/vkml_${t}_tests > $OUT/gtest_$t.log 2>&1; done ) &
+  gtests=$!
+  export VKML_FASHION_MNIST=$PWD/.fmnist
+  VKML_FALLBACK=error timeout $((575 - SECONDS)) python3 -m pytest -q -p no:cacheprovider -n 8 \
+    -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py > $OUT/pytest.log 2>&1
+  echo "pytest: $(tail -1 $OUT/pytest.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
+  wait $gtests
+  for t in runtime ops; do
+    echo "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"
+  done
+  grep -h -A6 "Failure" $OUT/gtest_*.log | head -30
+elif [ "$PART" = m ]; then
+  for dt in float32 bfloat16; do
+    timeout 40 python3 bench/bench_gemm.py --dtype $dt --no-cpu --shapes 8192x8192x8192 | tail -1
+  done
+  timeout $((570 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
+    grep -E "model|loss|fallbacks"
+fi
+kill $smi 2>/dev/null
+# Samples whose clocks or throttle reasons stand out (the SM clock column, then the reasons).
+awk -F', ' 'NR > 1 { n++; c[$2]++; r[$7]++ } END { for (k in c) print "sm clock", k, c[k];
+  for (k in r) print "reasons", k, r[k] }' $OUT/smi.csv | sort | head -20
+echo "part $PART: $((SECONDS - t0)) s after the build"
