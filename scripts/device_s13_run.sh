@@ -8,7 +8,9 @@
 #   part k: fp32 GEMM and ResNet-18 with A's 4x4-block loads off and on, the fp32 probes, then
 #           part t.
 #   part t: the correctness suites (gtests beside pytest without OpInfo, 8 workers).
-#   part m: fp32/bf16 GEMM at 8192^3 and the five model benchmarks (JSON to $OUT/models.json).
+#   part m: the weight gradient's workgroup target swept on ResNet-18 (VKML_CONV_WGRAD_BLOCKS),
+#           then with the best: fp32/bf16 GEMM at 8192^3 and the five model benchmarks (JSON to
+#           $OUT/models.json).
 # Usage: bash scripts/device_s13_run.sh a|t|m. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
@@ -62,6 +64,18 @@ if [ "$PART" = t ]; then
   done
   grep -h -A6 "Failure" $OUT/gtest_*.log | head -30
 elif [ "$PART" = m ]; then
+  # The weight gradient's workgroup target (split-K) swept on ResNet-18; the best one is kept
+  # for the model runs below.
+  best=256; best_ms=1e9
+  for wb in 256 512 1024 2048; do
+    ms=$(VKML_CONV_WGRAD_BLOCKS=$wb timeout 60 python3 bench/bench_models.py --only resnet18 \
+      --vkml-only 2>&1 | awk '/^ +model/ { print $3 }')
+    echo "[wgrad blocks $wb] resnet18 ${ms:-err} ms"
+    if [ -n "$ms" ] && awk "BEGIN { exit !($ms < $best_ms) }"; then best=$wb; best_ms=$ms; fi
+  done
+  export VKML_CONV_WGRAD_BLOCKS=$best
+  echo "models with VKML_CONV_WGRAD_BLOCKS=$best"
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 4096x4096x4096 | tail -1
   for dt in float32 bfloat16; do
     timeout 40 python3 bench/bench_gemm.py --dtype $dt --no-cpu --shapes 8192x8192x8192 | tail -1
   done
