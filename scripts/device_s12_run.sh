@@ -22,19 +22,7 @@ t0=$SECONDS
 state
 if [ "$PART" = a ]; then
   ./build-h200/vkml-info | grep "fp32 controls"
-  ( for t in runtime ops; do timeout 240 ./build-h200/tests/vkml_${t}_tests > $OUT/gtest_$t.log 2>&1; done ) &
-  gtests=$!
-  workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8")
-  export VKML_FASHION_MNIST=$PWD/.fmnist
-  VKML_FALLBACK=error timeout $((575 - SECONDS)) python3 -m pytest -q -p no:cacheprovider $workers \
-    -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py > $OUT/pytest.log 2>&1
-  echo "pytest ($workers): $(tail -1 $OUT/pytest.log)"
-  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
-  wait $gtests
-  for t in runtime ops; do
-    echo "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"
-  done
-  grep -h -A6 "Failure" $OUT/gtest_*.log | head -30
+  source scripts/device_suites.sh
 elif [ "$PART" = m ]; then
   for dt in float32 bfloat16; do
     timeout 40 python3 bench/bench_gemm.py --dtype $dt --no-cpu --shapes 8192x8192x8192 | tail -1

@@ -51,18 +51,7 @@ elif [ "$PART" = k ]; then
   PART=t
 fi
 if [ "$PART" = t ]; then
-  ( for t in runtime ops; do timeout 240 ./build-h200/tests/vkml_${t}_tests > $OUT/gtest_$t.log 2>&1; done ) &
-  gtests=$!
-  export VKML_FASHION_MNIST=$PWD/.fmnist
-  VKML_FALLBACK=error timeout $((575 - SECONDS)) python3 -m pytest -q -p no:cacheprovider -n 8 \
-    -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py > $OUT/pytest.log 2>&1
-  echo "pytest: $(tail -1 $OUT/pytest.log)"
-  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
-  wait $gtests
-  for t in runtime ops; do
-    echo "gtest $t: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_$t.log | tr '\n' ' ')"
-  done
-  grep -h -A6 "Failure" $OUT/gtest_*.log | head -30
+  source scripts/device_suites.sh
 elif [ "$PART" = m ]; then
   # The weight gradient's workgroup target (split-K) swept on ResNet-18; the best one is kept
   # for the model runs below.
