@@ -52,6 +52,9 @@ SIMT_TILES = {
     "S32b": "64x64x32x32x32x8x4",  # K step 32
     "M16w": "128x64x16x64x32x8x8",  # the default block with warps of 64x32
     "N16": "64x128x16x32x64x8x8",  # the default turned around
+    # K step 32 in 48 KiB: fits only where A is read in 4x4 blocks (its shared rows unpadded).
+    "M32": "128x64x32x32x64x8x8",
+    "N32": "64x128x32x32x64x8x8",
 }
 for _name, _tile in SIMT_TILES.items():
     CONFIGS[_name] = {"VKML_GEMM_F32_KERNEL": "simt", "VKML_GEMM_SIMT_TILE": _tile}

@@ -7,6 +7,8 @@
 #           slow state); ResNet-18 training's most expensive kernels.
 #   part k: fp32 GEMM and ResNet-18 with A's 4x4-block loads off and on, the fp32 probes, then
 #           part t.
+#   part s: (next session) fp32 tiles with a 32-deep K step against the default, GEMM shapes and
+#           ResNet-18 / ResNet-50 fp32.
 #   part t: the correctness suites (gtests beside pytest without OpInfo, 8 workers).
 #   part m: the weight gradient's workgroup target swept on ResNet-18 (VKML_CONV_WGRAD_BLOCKS),
 #           then with the best: fp32/bf16 GEMM at 8192^3 and the five model benchmarks (JSON to
@@ -49,6 +51,18 @@ elif [ "$PART" = k ]; then
       grep -E "^ +model" | sed "s/^/[kvec $kv] /"
   done
   PART=t
+fi
+if [ "$PART" = s ]; then
+  # Not run in session 13 (device time spent): the 32-deep K step the unpadded A rows allow,
+  # against the default 128x64x16, on the fp32 shapes (those with a transposed or unaligned A
+  # fall back to the default tile, so their columns read the same).
+  timeout $((570 - SECONDS)) python3 bench/gemm32_sweep.py --budget $((520 - SECONDS)) \
+    --configs nM16,nM32,nN32 --shapes sq8k,sq4knn,vit1d,rn1,g-fc2,rnW 2>&1 |
+    tee $OUT/gemm32_sweep.txt | tail -12
+  for tile in 128x64x16x32x64x8x8 128x64x32x32x64x8x8; do
+    VKML_GEMM_SIMT_TILE=$tile timeout 100 python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \
+      --vkml-only 2>&1 | grep -E "^ +model" | sed "s/^/[tile $tile] /"
+  done
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

@@ -71,8 +71,11 @@ GemmPlan choose_gemm_plan(
 // The SIMT fp32 kernels' extra specialization constants (ids 12 and 13, gemm_simt.comp): the
 // diagnostic probe (VKML_GEMM_PROBE) and whether a k-contiguous, 16-byte aligned A with K % 4 == 0
 // is read in 4x4 blocks, given the tile's 4-element A units per thread (VKML_GEMM_SIMT_KVEC=0:
-// never). Empty when both are off, so the pipelines keep their 12 constants.
-std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread);
+// never), with A's shared rows unpadded if `a_unpadded`. Empty when both are off, so the
+// pipelines keep their 12 constants.
+std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
+                                      bool a_unpadded = false);
+bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread);  // spec 13 of those
 
 // Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in);

@@ -254,6 +254,23 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
 }
 
+// A read in 4x4 blocks leaves its shared rows unpadded, so a 128x64 block with a K step of 32
+// fits in the H200's 48 KiB (padded it needs 51 KiB); an A the blocks cannot read keeps the pads,
+// and the override is refused there.
+TEST(GemmPlanTest, SimtDeepKStepFitsWithUnpaddedA) {
+  ScopedEnv tile("VKML_GEMM_SIMT_TILE", "128x64x32x32x64x8x8");
+  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  ASSERT_EQ(p.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(p.spec[3], 32u);
+  ASSERT_EQ(p.spec.size(), 14u);
+  EXPECT_EQ(p.spec[13], 2u);  // blocks, A's rows unpadded
+  EXPECT_EQ(p.shared_bytes, 2u * 32 * (32 + 16) * 16);
+  GemmPlan odd = ops::choose_gemm_plan(shape(4096, 4096, 4095), h200_like(), all_shaders);
+  ASSERT_EQ(odd.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(odd.spec[3], 16u);  // the default tile
+  EXPECT_LE(odd.shared_bytes, h200_like().max_shared_memory);
+}
+
 TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
   // The GPU default (named accumulators, 128x64 blocks of 8x8 thread tiles); CPU devices keep
   // theirs without VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.
@@ -295,7 +312,7 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     ASSERT_EQ(p.spec.size(), 14u);
     EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
     EXPECT_EQ(p.spec[12], 0u);  // no diagnostic probe
-    EXPECT_EQ(p.spec[13], 1u);  // k-contiguous aligned A: 4x4 blocks from 16-byte loads
+    EXPECT_EQ(p.spec[13], 1u);  // k-contiguous aligned A: 4x4 blocks, rows padded (the tile fits)
     EXPECT_EQ(p.tile_m, 128u);
     EXPECT_LE(p.shared_bytes, caps.max_shared_memory);
     EXPECT_EQ(p.spec[8], 1u);   // A walked along k

@@ -180,6 +180,27 @@ def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
     assert any(name.startswith(f"gemm_{kernel}_f32") for name in ran), ran
 
 
+def test_simt_unpadded_a_rows(monkeypatch, gen):
+    """A in 4x4 blocks stores whole shared rows, so A's rows go unpadded and a K step of 32 fits
+    where the padded tile would not (64x64x32 with 8x8 thread tiles: exactly 32 KiB, lavapipe's
+    limit). Aligned operands, ragged edges and split-K run on it; unaligned A keeps the padded
+    default tile."""
+    monkeypatch.setenv("VKML_GEMM_F32_KERNEL", "simtn")
+    monkeypatch.setenv("VKML_GEMM_SIMT_TILE", "64x64x32x32x32x8x8")
+    torch_vkml.profiler.enable()
+    try:
+        for m, k, n in ((130, 96, 72), (61, 44, 70), (8, 3000, 12)):
+            a, b = rand(m, k, gen=gen), rand(k, n, gen=gen)
+            check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
+        a, b = rand(70, 33, gen=gen), rand(33, 40, gen=gen)  # K = 33: scalar A loads
+        check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
+        torch_vkml.synchronize()
+        ran = torch_vkml.profiler.kernel_times(reset=True)
+    finally:
+        torch_vkml.profiler.disable()
+    assert any(name.startswith("gemm_simtn_f32") for name in ran), ran
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_addbmm(dtype, gen):
     b1, b2 = rand(3, 7, 5, dtype=dtype, gen=gen), rand(3, 5, 6, dtype=dtype, gen=gen)

@@ -125,15 +125,20 @@ void append_probe(std::vector<uint32_t>* spec) {
 
 }  // namespace
 
-std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread) {
+bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread) {
   // VKML_GEMM_SIMT_KVEC=0 keeps A's scalar loads (A/B runs on a device).
   static const bool kvec_off = [] {
     const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
     return e && std::string(e) == "0";
   }();
-  const bool kvec = !kvec_off && a_aligned_k_contiguous && a_units_per_thread % 4 == 0;
+  return !kvec_off && a_aligned_k_contiguous && a_units_per_thread % 4 == 0;
+}
+
+std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
+                                      bool a_unpadded) {
+  const bool kvec = simt_a_kvec(a_aligned_k_contiguous, a_units_per_thread);
   if (!gemm_probe() && !kvec) return {};
-  return {gemm_probe(), kvec ? 1u : 0u};
+  return {gemm_probe(), kvec ? (a_unpadded ? 2u : 1u) : 0u};
 }
 
 namespace {
@@ -249,14 +254,19 @@ bool tiled_vec_plan(const GemmDesc& d, const DeviceCaps& caps, const std::string
 struct SimtTile {
   uint32_t bm, bn, bk, wm, wn, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
-  // Two stages of both tiles, each row with one 16-byte vector of padding (the worst case).
-  uint32_t shared_bytes() const { return 2 * bk * ((bm / 4 + 1) + (bn / 4 + 1)) * 16; }
-  bool valid(const DeviceCaps& caps) const {
+  uint32_t a_units() const { return bm * bk / 4 / threads(); }  // 4-element units per thread
+  // Two stages of both tiles; a row filled one k at a time gets one 16-byte vector of padding
+  // (gemm_simt.comp's A_LD / B_LD). The defaults are the worst case.
+  uint32_t shared_bytes(bool a_pad = true, bool b_pad = true) const {
+    return 2 * bk * ((bm / 4 + (a_pad ? 1 : 0)) + (bn / 4 + (b_pad ? 1 : 0))) * 16;
+  }
+  bool valid(const DeviceCaps& caps, bool a_pad = true, bool b_pad = true) const {
     if (!bm || !bn || !bk || !wm || !wn || !tm || !tn || tm % 4 || tn % 4) return false;
     if (bm % wm || bn % wn || wm % tm || wn % tn || 32 % bk || bk < 4) return false;
     const uint32_t t = threads();
     if ((bm * bk / 4) % t || (bk * bn / 4) % t) return false;
-    return t <= caps.max_workgroup_invocations && shared_bytes() <= caps.max_shared_memory;
+    return t <= caps.max_workgroup_invocations &&
+           shared_bytes(a_pad, b_pad) <= caps.max_shared_memory;
   }
 };
 
@@ -270,14 +280,19 @@ constexpr SimtTile kSimtTiles[] = {
 };
 
 // VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
-bool simt_tile_override(const DeviceCaps& caps, SimtTile* t) {
+// `a_k_aligned`, `b_pad`: the operands' layout, which decides the shared rows' padding.
+bool simt_tile_override(const DeviceCaps& caps, bool a_k_fast, bool a_k_aligned, bool b_pad,
+                        SimtTile* t) {
   const char* env = std::getenv("VKML_GEMM_SIMT_TILE");
   if (!env) return false;
   SimtTile o{};
   if (std::sscanf(env, "%ux%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.bk, &o.wm, &o.wn, &o.tm, &o.tn) != 7 ||
-      !o.valid(caps)) {
+      !o.valid(caps, false, false)) {
     return false;
   }
+  // Unpadded A rows (4x4 blocks) may let a deeper K step fit, e.g. 128x64x32 in 48 KiB.
+  const bool a_pad = a_k_fast && !simt_a_kvec(a_k_aligned, o.a_units());
+  if (!o.valid(caps, a_pad, b_pad)) return false;
   *t = o;
   return true;
 }
@@ -287,6 +302,15 @@ bool simt_tile_override(const DeviceCaps& caps, SimtTile* t) {
 // `named`: the gemm_simtn variant (named 4x4 accumulator blocks), thread tiles of 4 or 8 only.
 bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* plan) {
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
+  // Neighbouring threads walk the unit-stride dimension; 16-byte loads where it is m (A) or n (B)
+  // and aligned. A k-contiguous operand is read with coalesced scalar loads, or A in 4x4 blocks
+  // of 16-byte loads where it is aligned.
+  const bool a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1;
+  const bool b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1;
+  bool row_major = false;
+  const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
+  const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
+  const bool a_k_aligned = a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && row_major;
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
   const SimtTile* chosen = nullptr;
@@ -297,7 +321,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   }
   SimtTile t{};
   if (chosen) t = *chosen;
-  if (!simt_tile_override(caps, &t) && !chosen) return false;
+  if (!simt_tile_override(caps, a_k_fast, a_k_aligned, !b_n_fast, &t) && !chosen) return false;
   if (named && ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8))) return false;
   const int64_t limit = int64_t{1} << 31;
   auto span = [](int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
@@ -307,23 +331,20 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
       span(t.bk, d.b.row_stride, t.bn, d.b.col_stride) >= limit) {
     return false;
   }
-  // Neighbouring threads walk the unit-stride dimension; 16-byte loads where it is m (A) or n (B)
-  // and aligned. A k-contiguous operand is read with coalesced scalar loads instead.
-  const bool a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1;
-  const bool b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1;
-  bool row_major = false;
-  const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
-  const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
-  const bool a_k_aligned = a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && row_major;
+  const bool a_kvec = simt_a_kvec(a_k_aligned, t.a_units());
+  // A's blocks keep their rows padded (as measured) unless only the unpadded tile fits.
+  const bool a_pad = a_k_fast && (!a_kvec || t.valid(caps, true, !b_n_fast));
   plan->kernel = GemmKernel::kSimt;
   plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
-  for (uint32_t x : simt_extra_spec(a_k_aligned, t.bm * t.bk / 4 / t.threads())) plan->spec.push_back(x);
+  for (uint32_t x : simt_extra_spec(a_k_aligned, t.a_units(), a_k_fast && !a_pad)) {
+    plan->spec.push_back(x);
+  }
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
-  plan->shared_bytes = t.shared_bytes();
+  plan->shared_bytes = t.shared_bytes(a_pad, !b_n_fast);
   return true;
 }
 

@@ -58,8 +58,10 @@ layout(constant_id = 11) const bool B_VEC = false;  // 16-byte loads of B along 
 layout(constant_id = 12) const uint PROBE = 0;
 // A k-contiguous and 16-byte aligned (fp32 only; A_KFAST, A_UNITS a multiple of 4): each thread
 // reads 4x4 blocks of A as four 16-byte rows along k and transposes them in registers, 4 vector
-// loads where the scalar path issues 16.
-layout(constant_id = 13) const bool A_KVEC = false;
+// loads where the scalar path issues 16. 0: scalar loads; 1: blocks; 2: blocks, A's shared rows
+// unpadded (whole-row stores need no padding, which lets 128x64x32 fit in 48 KiB).
+layout(constant_id = 13) const uint A_BLOCKS = 0;
+const bool A_KVEC = A_BLOCKS != 0;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SimtV4 { vec4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer SimtW4 { vec4 v; };
@@ -78,7 +80,7 @@ const uint WARP = LANES_M * LANES_N;
 const uint WARPS_N = BN / WN;
 const uint THREADS = (BM / TM) * (BN / TN);  // equals local_size_x (host guarantees)
 // Shared rows in vectors; tiles filled along k get one vector of padding (spreads the banks).
-const uint A_LD = BM / 4 + (A_KFAST ? 1 : 0);
+const uint A_LD = BM / 4 + (A_KFAST && A_BLOCKS != 2 ? 1 : 0);
 const uint B_LD = BN / 4 + (B_NFAST ? 0 : 1);
 const uint A_STAGE = BK * A_LD;
 const uint B_STAGE = BK * B_LD;
