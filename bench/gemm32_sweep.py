@@ -65,6 +65,9 @@ for _name in SIMT_TILES:
         "VKML_GEMM_F32_KERNEL": "simtn",
         "VKML_GEMM_SIMT_TILE": SIMT_TILES[_name],
     }
+# B (k-contiguous, x @ W^T) in 4x4 blocks on tiles that give each thread whole blocks.
+for _name in ("N16", "M32", "N32"):
+    CONFIGS["n" + _name + "ab"] = dict(CONFIGS["n" + _name], VKML_GEMM_SIMT_KVEC="ab")
 DEFAULT_CONFIGS = [
     "tiled",
     "S16b",

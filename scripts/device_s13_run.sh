@@ -53,11 +53,11 @@ elif [ "$PART" = k ]; then
   PART=t
 fi
 if [ "$PART" = s ]; then
-  # Not run in session 13 (device time spent): the 32-deep K step the unpadded A rows allow,
-  # against the default 128x64x16, on the fp32 shapes (those with a transposed or unaligned A
-  # fall back to the default tile, so their columns read the same).
+  # Not run in session 13 (device time spent): the 32-deep K step the unpadded block rows allow,
+  # against the default 128x64x16, on the fp32 shapes, and B in 4x4 blocks (`ab`) for x @ W^T
+  # (nt shapes). A tile that does not fit a shape's layout falls back to the default.
   timeout $((570 - SECONDS)) python3 bench/gemm32_sweep.py --budget $((520 - SECONDS)) \
-    --configs nM16,nM32,nN32 --shapes sq8k,sq4knn,vit1d,rn1,g-fc2,rnW 2>&1 |
+    --configs nM16,nM32,nN32,nN16ab,nN32ab --shapes sq8k,sq4knn,vit1d,vit1f,vit4f,rn1,g-fc2,g-head,rnW 2>&1 |
     tee $OUT/gemm32_sweep.txt | tail -12
   for tile in 128x64x16x32x64x8x8 128x64x32x32x64x8x8; do
     VKML_GEMM_SIMT_TILE=$tile timeout 100 python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \

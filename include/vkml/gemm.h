@@ -71,11 +71,12 @@ GemmPlan choose_gemm_plan(
 // The SIMT fp32 kernels' extra specialization constants (ids 12 and 13, gemm_simt.comp): the
 // diagnostic probe (VKML_GEMM_PROBE) and whether a k-contiguous, 16-byte aligned A with K % 4 == 0
 // is read in 4x4 blocks, given the tile's 4-element A units per thread (VKML_GEMM_SIMT_KVEC=0:
-// never), with A's shared rows unpadded if `a_unpadded`. Empty when both are off, so the
-// pipelines keep their 12 constants.
+// never), with A's shared rows unpadded if `a_unpadded`; then B's block mode (id 14: 0, 1 or
+// 2) where it is not 0. Empty when all are off, so the pipelines keep their 12 constants.
 std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
-                                      bool a_unpadded = false);
-bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread);  // spec 13 of those
+                                      bool a_unpadded = false, uint32_t b_blocks = 0);
+// Whether an aligned k-contiguous operand is read in 4x4 blocks (A's or B's units per thread).
+bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread);
 
 // Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in);

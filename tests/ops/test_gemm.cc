@@ -265,6 +265,17 @@ TEST(GemmPlanTest, SimtDeepKStepFitsWithUnpaddedA) {
   ASSERT_EQ(p.spec.size(), 14u);
   EXPECT_EQ(p.spec[13], 2u);  // blocks, A's rows unpadded
   EXPECT_EQ(p.shared_bytes, 2u * 32 * (32 + 16) * 16);
+  // x @ W^T: B k-contiguous too; with A unpadded the tile still needs 50 KiB, so B goes in blocks
+  // with unpadded rows as well (spec 14 = 2).
+  GemmDesc nt = shape(4096, 4096, 4096);
+  nt.b = {0x2000, 1, 4096};
+  GemmPlan q = ops::choose_gemm_plan(nt, h200_like(), all_shaders);
+  ASSERT_EQ(q.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(q.spec[3], 32u);
+  ASSERT_EQ(q.spec.size(), 15u);
+  EXPECT_EQ(q.spec[13], 2u);
+  EXPECT_EQ(q.spec[14], 2u);
+  EXPECT_EQ(q.shared_bytes, 2u * 32 * (32 + 16) * 16);
   GemmPlan odd = ops::choose_gemm_plan(shape(4096, 4096, 4095), h200_like(), all_shaders);
   ASSERT_EQ(odd.kernel, GemmKernel::kSimt);
   EXPECT_EQ(odd.spec[3], 16u);  // the default tile

@@ -180,20 +180,27 @@ def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
     assert any(name.startswith(f"gemm_{kernel}_f32") for name in ran), ran
 
 
-def test_simt_unpadded_a_rows(monkeypatch, gen):
-    """A in 4x4 blocks stores whole shared rows, so A's rows go unpadded and a K step of 32 fits
-    where the padded tile would not (64x64x32 with 8x8 thread tiles: exactly 32 KiB, lavapipe's
-    limit). Aligned operands, ragged edges and split-K run on it; unaligned A keeps the padded
-    default tile."""
+@pytest.mark.parametrize("tile,kvec", [("64x64x32x32x32x8x8", None), ("32x64x32x16x32x4x8", "ab")])
+def test_simt_operand_blocks(tile, kvec, monkeypatch, gen):
+    """k-contiguous aligned operands read in 4x4 blocks of 16-byte loads. A 64x64x32 tile with
+    8x8 thread tiles fits lavapipe's 32 KiB only with the blocks' shared rows unpadded (A's, and
+    for x @ W^T B's too); VKML_GEMM_SIMT_KVEC=ab puts B in blocks wherever a tile gives each thread
+    whole blocks (32x64x32 here, rows padded).
+    Ragged edges, split-K, batches, and unaligned operands (scalar loads) beside them."""
     monkeypatch.setenv("VKML_GEMM_F32_KERNEL", "simtn")
-    monkeypatch.setenv("VKML_GEMM_SIMT_TILE", "64x64x32x32x32x8x8")
+    if tile:
+        monkeypatch.setenv("VKML_GEMM_SIMT_TILE", tile)
+    if kvec:
+        monkeypatch.setenv("VKML_GEMM_SIMT_KVEC", kvec)
     torch_vkml.profiler.enable()
     try:
-        for m, k, n in ((130, 96, 72), (61, 44, 70), (8, 3000, 12)):
-            a, b = rand(m, k, gen=gen), rand(k, n, gen=gen)
+        for m, k, n in ((130, 96, 72), (61, 44, 70), (8, 3000, 12), (70, 33, 40)):
+            a, b, w = rand(m, k, gen=gen), rand(k, n, gen=gen), rand(n, k, gen=gen)
             check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
-        a, b = rand(70, 33, gen=gen), rand(33, 40, gen=gen)  # K = 33: scalar A loads
-        check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
+            check(torch.mm(dev(a), dev(w).t()), a.double() @ w.double().t(), torch.float32)
+        a, w = rand(3, 37, 44, gen=gen), rand(3, 29, 44, gen=gen)
+        check(torch.bmm(dev(a), dev(w).transpose(1, 2)), a.double() @ w.double().transpose(1, 2),
+              torch.float32)
         torch_vkml.synchronize()
         ran = torch_vkml.profiler.kernel_times(reset=True)
     finally:

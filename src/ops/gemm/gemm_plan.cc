@@ -126,19 +126,20 @@ void append_probe(std::vector<uint32_t>* spec) {
 }  // namespace
 
 bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread) {
-  // VKML_GEMM_SIMT_KVEC=0 keeps A's scalar loads (A/B runs on a device).
-  static const bool kvec_off = [] {
-    const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
-    return e && std::string(e) == "0";
-  }();
+  // VKML_GEMM_SIMT_KVEC=0 keeps the scalar loads (A/B runs on a device). Read per plan, like the
+  // other tuning variables, so that tests can switch it.
+  const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
+  const bool kvec_off = e && std::string(e) == "0";
   return !kvec_off && a_aligned_k_contiguous && a_units_per_thread % 4 == 0;
 }
 
 std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
-                                      bool a_unpadded) {
+                                      bool a_unpadded, uint32_t b_blocks) {
   const bool kvec = simt_a_kvec(a_aligned_k_contiguous, a_units_per_thread);
-  if (!gemm_probe() && !kvec) return {};
-  return {gemm_probe(), kvec ? (a_unpadded ? 2u : 1u) : 0u};
+  if (!gemm_probe() && !kvec && !b_blocks) return {};
+  std::vector<uint32_t> extra = {gemm_probe(), kvec ? (a_unpadded ? 2u : 1u) : 0u};
+  if (b_blocks) extra.push_back(b_blocks);
+  return extra;
 }
 
 namespace {
@@ -255,6 +256,7 @@ struct SimtTile {
   uint32_t bm, bn, bk, wm, wn, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
   uint32_t a_units() const { return bm * bk / 4 / threads(); }  // 4-element units per thread
+  uint32_t b_units() const { return bk * bn / 4 / threads(); }
   // Two stages of both tiles; a row filled one k at a time gets one 16-byte vector of padding
   // (gemm_simt.comp's A_LD / B_LD). The defaults are the worst case.
   uint32_t shared_bytes(bool a_pad = true, bool b_pad = true) const {
@@ -279,20 +281,45 @@ constexpr SimtTile kSimtTiles[] = {
     {64, 64, 16, 32, 32, 8, 4},   // the same within 32 KiB of shared memory (0.541)
 };
 
+// How a tile reads the operands: 4x4 blocks for k-contiguous aligned ones (0 none, 1 padded
+// shared rows, 2 unpadded: gemm_simt.comp's A_BLOCKS / B_BLOCKS) and whether it fits. A row
+// filled one k at a time keeps its padding; blocks keep theirs too (as measured) unless only the
+// unpadded tile fits, which is how 128x64x32 fits in 48 KiB.
+struct SimtLayout {
+  uint32_t a_blocks = 0, b_blocks = 0;
+  bool a_pad = false, b_pad = false, fits = false;
+};
+SimtLayout simt_layout(const SimtTile& t, const DeviceCaps& caps, bool a_k_fast, bool a_k_aligned,
+                       bool b_n_fast, bool b_k_aligned) {
+  // VKML_GEMM_SIMT_KVEC=ab: B's blocks wherever they apply (for sweeps; not yet timed), else only
+  // where the tile fits with them alone.
+  const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
+  const bool b_always = e && std::string(e) == "ab";
+  SimtLayout l;
+  if (!t.valid(caps, false, false)) return l;
+  const bool a_kvec = simt_a_kvec(a_k_aligned, t.a_units());
+  bool b_kvec = b_always && simt_a_kvec(b_k_aligned, t.b_units());
+  l.a_pad = a_k_fast;
+  l.b_pad = !b_n_fast;
+  if (!t.valid(caps, l.a_pad, l.b_pad) && a_kvec) l.a_pad = false;
+  if (!t.valid(caps, l.a_pad, l.b_pad) && simt_a_kvec(b_k_aligned, t.b_units())) {
+    b_kvec = true;
+    l.b_pad = false;
+  }
+  l.a_blocks = a_kvec ? (l.a_pad ? 1u : 2u) : 0u;
+  l.b_blocks = b_kvec ? (l.b_pad ? 1u : 2u) : 0u;
+  l.fits = t.valid(caps, l.a_pad, l.b_pad);
+  return l;
+}
+
 // VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
-// `a_k_aligned`, `b_pad`: the operands' layout, which decides the shared rows' padding.
-bool simt_tile_override(const DeviceCaps& caps, bool a_k_fast, bool a_k_aligned, bool b_pad,
-                        SimtTile* t) {
+bool simt_tile_override(SimtTile* t) {
   const char* env = std::getenv("VKML_GEMM_SIMT_TILE");
   if (!env) return false;
   SimtTile o{};
-  if (std::sscanf(env, "%ux%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.bk, &o.wm, &o.wn, &o.tm, &o.tn) != 7 ||
-      !o.valid(caps, false, false)) {
+  if (std::sscanf(env, "%ux%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.bk, &o.wm, &o.wn, &o.tm, &o.tn) != 7) {
     return false;
   }
-  // Unpadded A rows (4x4 blocks) may let a deeper K step fit, e.g. 128x64x32 in 48 KiB.
-  const bool a_pad = a_k_fast && !simt_a_kvec(a_k_aligned, o.a_units());
-  if (!o.valid(caps, a_pad, b_pad)) return false;
   *t = o;
   return true;
 }
@@ -303,14 +330,18 @@ bool simt_tile_override(const DeviceCaps& caps, bool a_k_fast, bool a_k_aligned,
 bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* plan) {
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
   // Neighbouring threads walk the unit-stride dimension; 16-byte loads where it is m (A) or n (B)
-  // and aligned. A k-contiguous operand is read with coalesced scalar loads, or A in 4x4 blocks
-  // of 16-byte loads where it is aligned.
+  // and aligned. A k-contiguous operand is read with coalesced scalar loads, or in 4x4 blocks of
+  // 16-byte loads where it is aligned and the tile gives each thread whole blocks.
   const bool a_k_fast = d.a.col_stride == 1 || d.a.row_stride != 1;
   const bool b_n_fast = d.b.col_stride == 1 || d.b.row_stride != 1;
   bool row_major = false;
   const bool a_vec = !a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && !row_major;
   const bool b_vec = b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && row_major;
   const bool a_k_aligned = a_k_fast && vec_operand(d.a, d.m, d.k, 4, &row_major) && row_major;
+  const bool b_k_aligned = !b_n_fast && vec_operand(d.b, d.k, d.n, 4, &row_major) && !row_major;
+  auto layout = [&](const SimtTile& t) {
+    return simt_layout(t, caps, a_k_fast, a_k_aligned, b_n_fast, b_k_aligned);
+  };
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
   const SimtTile* chosen = nullptr;
@@ -321,7 +352,12 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   }
   SimtTile t{};
   if (chosen) t = *chosen;
-  if (!simt_tile_override(caps, a_k_fast, a_k_aligned, !b_n_fast, &t) && !chosen) return false;
+  SimtTile o{};
+  if (simt_tile_override(&o) && layout(o).fits) {
+    t = o;
+  } else if (!chosen) {
+    return false;
+  }
   if (named && ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8))) return false;
   const int64_t limit = int64_t{1} << 31;
   auto span = [](int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
@@ -331,20 +367,18 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
       span(t.bk, d.b.row_stride, t.bn, d.b.col_stride) >= limit) {
     return false;
   }
-  const bool a_kvec = simt_a_kvec(a_k_aligned, t.a_units());
-  // A's blocks keep their rows padded (as measured) unless only the unpadded tile fits.
-  const bool a_pad = a_k_fast && (!a_kvec || t.valid(caps, true, !b_n_fast));
+  const SimtLayout l = layout(t);
   plan->kernel = GemmKernel::kSimt;
   plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
-  for (uint32_t x : simt_extra_spec(a_k_aligned, t.a_units(), a_k_fast && !a_pad)) {
+  for (uint32_t x : simt_extra_spec(a_k_aligned, t.a_units(), l.a_blocks == 2, l.b_blocks)) {
     plan->spec.push_back(x);
   }
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
-  plan->shared_bytes = t.shared_bytes(a_pad, !b_n_fast);
+  plan->shared_bytes = t.shared_bytes(l.a_pad, l.b_pad);
   return true;
 }
 

@@ -62,6 +62,10 @@ layout(constant_id = 12) const uint PROBE = 0;
 // unpadded (whole-row stores need no padding, which lets 128x64x32 fit in 48 KiB).
 layout(constant_id = 13) const uint A_BLOCKS = 0;
 const bool A_KVEC = A_BLOCKS != 0;
+// The same for a k-contiguous B (!B_NFAST, the GEMM builds only; x @ W^T): 4x4 blocks of 4 n
+// by 4 k, 0/1/2 as above.
+layout(constant_id = 14) const uint B_BLOCKS = 0;
+const bool B_KVEC = B_BLOCKS != 0;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SimtV4 { vec4 v; };
 layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer SimtW4 { vec4 v; };
@@ -81,7 +85,7 @@ const uint WARPS_N = BN / WN;
 const uint THREADS = (BM / TM) * (BN / TN);  // equals local_size_x (host guarantees)
 // Shared rows in vectors; tiles filled along k get one vector of padding (spreads the banks).
 const uint A_LD = BM / 4 + (A_KFAST && A_BLOCKS != 2 ? 1 : 0);
-const uint B_LD = BN / 4 + (B_NFAST ? 0 : 1);
+const uint B_LD = BN / 4 + (!B_NFAST && B_BLOCKS != 2 ? 1 : 0);
 const uint A_STAGE = BK * A_LD;
 const uint B_STAGE = BK * B_LD;
 const uint A_UNITS = BM * BK / 4 / THREADS;  // 4-element units per thread and K step
@@ -100,6 +104,10 @@ uvec2 a_unit(uint l) {
   return A_KFAST ? uvec2(u % BK, u / BK) : uvec2(u / (BM / 4), u % (BM / 4));
 }
 uvec2 b_unit(uint l) {
+  if (B_KVEC) {  // unit l is column l % 4 of a 4x4 block: (its first k, n / 4)
+    const uint u = gl_LocalInvocationID.x + (l / 4) * THREADS;
+    return uvec2((u % (BK / 4)) * 4, u / (BK / 4));
+  }
   const uint u = gl_LocalInvocationID.x + l * THREADS;
   return B_NFAST ? uvec2(u / (BN / 4), u % (BN / 4)) : uvec2(u % BK, u / BK);
 }
@@ -180,7 +188,8 @@ void main() {
 #ifndef CONV_IMPLICIT
   [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
     const uvec2 q = b_unit(l);
-    b_off[l] = int(q.x) * int(B.row) * 4 + int(q.y * 4) * b_elem;
+    const uint col = q.y * 4 + (B_KVEC ? l % 4 : 0u);
+    b_off[l] = int(q.x) * int(B.row) * 4 + int(col) * b_elem;
   }
 #endif
 
@@ -304,6 +313,8 @@ void main() {
               const uint64_t at = b_next + uint64_t(int64_t(b_off[l]));                       \
               if (B_VEC) {                                                                    \
                 rb[l] = kin && b_cols[l] == 4u ? SimtV4(at).v : vec4(0);                      \
+              } else if (B_KVEC) {                                                            \
+                rb[l] = kin && l % 4 < b_cols[l] ? SimtV4(at).v : vec4(0);                    \
               } else {                                                                        \
                 [[unroll]] for (uint j = 0; j < 4; ++j) {                                     \
                   rb[l][j] = kin && j < b_cols[l]                                             \
@@ -338,9 +349,19 @@ void main() {
                 sa[(stage) * A_STAGE + q.x * A_LD + q.y] = ra[l];                             \
               }                                                                               \
             }                                                                                 \
-            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
-              const uvec2 q = b_unit(l);                                                      \
-              sb[(stage) * B_STAGE + q.x * B_LD + q.y] = rb[l];                               \
+            if (B_KVEC) {                                                                     \
+              [[unroll]] for (uint l = 0; l < B_UNITS; l += 4) {                              \
+                const uvec2 q = b_unit(l);                                                    \
+                [[unroll]] for (uint i = 0; i < 4; ++i) {                                     \
+                  sb[(stage) * B_STAGE + (q.x + i) * B_LD + q.y] =                            \
+                      vec4(rb[l][i], rb[l + 1][i], rb[l + 2][i], rb[l + 3][i]);               \
+                }                                                                             \
+              }                                                                               \
+            } else {                                                                          \
+              [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                 \
+                const uvec2 q = b_unit(l);                                                    \
+                sb[(stage) * B_STAGE + q.x * B_LD + q.y] = rb[l];                             \
+              }                                                                               \
             }                                                                                 \
           }
 
