@@ -68,15 +68,15 @@ GemmPlan choose_gemm_plan(
     const GemmDesc& desc, const DeviceCaps& caps,
     const std::function<bool(const std::string&)>& shader_exists = has_shader);
 
-// The SIMT fp32 kernels' extra specialization constants (ids 12 and 13, gemm_simt.comp): the
-// diagnostic probe (VKML_GEMM_PROBE) and whether a k-contiguous, 16-byte aligned A with K % 4 == 0
-// is read in 4x4 blocks, given the tile's 4-element A units per thread (VKML_GEMM_SIMT_KVEC=0:
-// never), with A's shared rows unpadded if `a_unpadded`; then B's block mode (id 14: 0, 1 or
-// 2) where it is not 0. Empty when all are off, so the pipelines keep their 12 constants.
-std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
-                                      bool a_unpadded = false, uint32_t b_blocks = 0);
-// Whether an aligned k-contiguous operand is read in 4x4 blocks (A's or B's units per thread).
-bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread);
+// The SIMT fp32 kernels' extra specialization constants (ids 12-14, gemm_simt.comp): the
+// diagnostic probe (VKML_GEMM_PROBE), then how A and B are read (0 scalar loads; 1 4x4 blocks of
+// 16-byte loads; 2 blocks with unpadded shared rows), B's only where it is not 0. Empty when all
+// are off, so the pipelines keep their 12 constants.
+std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks = 0);
+// Whether an fp32 A (m x k) may be read in 4x4 blocks by a tile with `a_units_per_thread`
+// 4-element units of A per thread: k-contiguous, 16-byte aligned, K % 4 == 0, and
+// VKML_GEMM_SIMT_KVEC not 0.
+bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_units_per_thread);
 
 // Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in);

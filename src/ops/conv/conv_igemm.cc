@@ -396,10 +396,9 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
     std::vector<uint32_t> spec = {t.threads(), t.bm, t.bn, t.bk, t.wm, t.wn, t.tm, t.tn,
                                   a_k_fast ? 1u : 0u, 1u, 0u, 0u};
     // fp32 weights contiguous along k and 16-byte aligned: read in 4x4 blocks (gemm_simt.comp).
-    const MatrixView& a = pass.a;
-    const bool a_k_aligned = c.dtype == DType::kF32 && a.col_stride == 1 && a.row_stride % 4 == 0 &&
-                             a.batch_stride[0] % 4 == 0 && a.address % 16 == 0 && p.k % 4 == 0;
-    for (uint32_t x : simt_extra_spec(a_k_aligned, t.bm * t.bk / 4 / t.threads())) spec.push_back(x);
+    const bool a_blocks = c.dtype == DType::kF32 &&
+                          simt_a_blocks_ok(pass.a, p.m, p.k, t.bm * t.bk / 4 / t.threads());
+    for (uint32_t x : simt_extra_spec(a_blocks ? 1u : 0u)) spec.push_back(x);
     pipe = &dev.pipeline(shader(c), spec);
     tile_m = t.bm, tile_n = t.bn, tile_k = t.bk;
   }

@@ -123,21 +123,32 @@ void append_probe(std::vector<uint32_t>* spec) {
   if (gemm_probe()) spec->push_back(gemm_probe());
 }
 
-}  // namespace
-
-bool simt_a_kvec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread) {
-  // VKML_GEMM_SIMT_KVEC=0 keeps the scalar loads (A/B runs on a device). Read per plan, like the
-  // other tuning variables, so that tests can switch it.
+// VKML_GEMM_SIMT_KVEC: 0 keeps every k-contiguous operand on scalar loads (A/B runs on a
+// device); unset, A in 4x4 blocks and B only where a tile fits with them alone; `ab` B wherever it
+// applies (for sweeps). Read per plan, like the other tuning variables, so that tests can switch it.
+enum class BlockSetting { kOff, kA, kAB };
+BlockSetting block_setting() {
   const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
-  const bool kvec_off = e && std::string(e) == "0";
-  return !kvec_off && a_aligned_k_contiguous && a_units_per_thread % 4 == 0;
+  const std::string v = e ? e : "";
+  return v == "0" ? BlockSetting::kOff : v == "ab" ? BlockSetting::kAB : BlockSetting::kA;
 }
 
-std::vector<uint32_t> simt_extra_spec(bool a_aligned_k_contiguous, uint32_t a_units_per_thread,
-                                      bool a_unpadded, uint32_t b_blocks) {
-  const bool kvec = simt_a_kvec(a_aligned_k_contiguous, a_units_per_thread);
-  if (!gemm_probe() && !kvec && !b_blocks) return {};
-  std::vector<uint32_t> extra = {gemm_probe(), kvec ? (a_unpadded ? 2u : 1u) : 0u};
+// A k-contiguous, 16-byte aligned operand (K % 4 == 0), in a tile giving each thread whole blocks.
+bool blocks_fit(bool aligned_k_contiguous, uint32_t units_per_thread) {
+  return aligned_k_contiguous && units_per_thread % 4 == 0;
+}
+
+}  // namespace
+
+bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_units_per_thread) {
+  bool row_major = false;
+  return block_setting() != BlockSetting::kOff &&
+         blocks_fit(vec_operand(a, m, k, 4, &row_major) && row_major, a_units_per_thread);
+}
+
+std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks) {
+  if (!gemm_probe() && !a_blocks && !b_blocks) return {};
+  std::vector<uint32_t> extra = {gemm_probe(), a_blocks};
   if (b_blocks) extra.push_back(b_blocks);
   return extra;
 }
@@ -291,18 +302,17 @@ struct SimtLayout {
 };
 SimtLayout simt_layout(const SimtTile& t, const DeviceCaps& caps, bool a_k_fast, bool a_k_aligned,
                        bool b_n_fast, bool b_k_aligned) {
-  // VKML_GEMM_SIMT_KVEC=ab: B's blocks wherever they apply (for sweeps; not yet timed), else only
-  // where the tile fits with them alone.
-  const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
-  const bool b_always = e && std::string(e) == "ab";
   SimtLayout l;
   if (!t.valid(caps, false, false)) return l;
-  const bool a_kvec = simt_a_kvec(a_k_aligned, t.a_units());
-  bool b_kvec = b_always && simt_a_kvec(b_k_aligned, t.b_units());
+  const BlockSetting setting = block_setting();
+  const bool on = setting != BlockSetting::kOff;
+  const bool a_kvec = on && blocks_fit(a_k_aligned, t.a_units());
+  const bool b_can = on && blocks_fit(b_k_aligned, t.b_units());
+  bool b_kvec = b_can && setting == BlockSetting::kAB;
   l.a_pad = a_k_fast;
   l.b_pad = !b_n_fast;
   if (!t.valid(caps, l.a_pad, l.b_pad) && a_kvec) l.a_pad = false;
-  if (!t.valid(caps, l.a_pad, l.b_pad) && simt_a_kvec(b_k_aligned, t.b_units())) {
+  if (!t.valid(caps, l.a_pad, l.b_pad) && b_can) {
     b_kvec = true;
     l.b_pad = false;
   }
@@ -350,12 +360,14 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
     chosen = &t;
     if (ceil_div(d.m, t.bm) * ceil_div(d.n, t.bn) * batches >= min_blocks) break;
   }
-  SimtTile t{};
-  if (chosen) t = *chosen;
-  SimtTile o{};
-  if (simt_tile_override(&o) && layout(o).fits) {
+  SimtTile t{}, o{};
+  SimtLayout l;
+  if (simt_tile_override(&o) && (l = layout(o)).fits) {
     t = o;
-  } else if (!chosen) {
+  } else if (chosen) {
+    t = *chosen;
+    l = layout(t);
+  } else {
     return false;
   }
   if (named && ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8))) return false;
@@ -367,15 +379,12 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
       span(t.bk, d.b.row_stride, t.bn, d.b.col_stride) >= limit) {
     return false;
   }
-  const SimtLayout l = layout(t);
   plan->kernel = GemmKernel::kSimt;
   plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
-  for (uint32_t x : simt_extra_spec(a_k_aligned, t.a_units(), l.a_blocks == 2, l.b_blocks)) {
-    plan->spec.push_back(x);
-  }
+  for (uint32_t x : simt_extra_spec(l.a_blocks, l.b_blocks)) plan->spec.push_back(x);
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
   plan->shared_bytes = t.shared_bytes(l.a_pad, l.b_pad);

@@ -94,20 +94,19 @@ const uint B_UNITS = BK * BN / 4 / THREADS;
 shared vec4 sa[2 * A_STAGE];  // [stage][k][m / 4]
 shared vec4 sb[2 * B_STAGE];  // [stage][k][n / 4]
 
+// With 4x4 blocks, unit l is row (A) or column (B) l % 4 of a block: (its first k, m or n / 4).
+uvec2 block_unit(uint l) {
+  const uint u = gl_LocalInvocationID.x + (l / 4) * THREADS;
+  return uvec2((u % (BK / 4)) * 4, u / (BK / 4));
+}
 // (k, m4) of A's l-th unit and (k, n4) of B's, inside the tile.
 uvec2 a_unit(uint l) {
-  if (A_KVEC) {  // unit l is row l % 4 of a 4x4 block: (its first k, m / 4)
-    const uint u = gl_LocalInvocationID.x + (l / 4) * THREADS;
-    return uvec2((u % (BK / 4)) * 4, u / (BK / 4));
-  }
+  if (A_KVEC) return block_unit(l);
   const uint u = gl_LocalInvocationID.x + l * THREADS;
   return A_KFAST ? uvec2(u % BK, u / BK) : uvec2(u / (BM / 4), u % (BM / 4));
 }
 uvec2 b_unit(uint l) {
-  if (B_KVEC) {  // unit l is column l % 4 of a 4x4 block: (its first k, n / 4)
-    const uint u = gl_LocalInvocationID.x + (l / 4) * THREADS;
-    return uvec2((u % (BK / 4)) * 4, u / (BK / 4));
-  }
+  if (B_KVEC) return block_unit(l);
   const uint u = gl_LocalInvocationID.x + l * THREADS;
   return B_NFAST ? uvec2(u / (BN / 4), u % (BN / 4)) : uvec2(u % BK, u / BK);
 }
@@ -333,36 +332,27 @@ void main() {
             ADVANCE_A                                                                         \
             ADVANCE_B                                                                         \
           }
+        // Stores the units in r: as they are at (k, m4 or n4), or, for 4x4 blocks, transposed
+        // into 4 rows of 4 k each.
+        #define STASH_UNITS(sh, base, ld, r, units, unit_of, blocks)                          \
+          if (blocks) {                                                                       \
+            [[unroll]] for (uint l = 0; l < units; l += 4) {                                  \
+              const uvec2 q = block_unit(l);                                                  \
+              [[unroll]] for (uint i = 0; i < 4; ++i) {                                       \
+                sh[(base) + (q.x + i) * (ld) + q.y] =                                         \
+                    vec4(r[l][i], r[l + 1][i], r[l + 2][i], r[l + 3][i]);                     \
+              }                                                                               \
+            }                                                                                 \
+          } else {                                                                            \
+            [[unroll]] for (uint l = 0; l < units; ++l) {                                     \
+              const uvec2 q = unit_of(l);                                                     \
+              sh[(base) + q.x * (ld) + q.y] = r[l];                                           \
+            }                                                                                 \
+          }
         #define STASH(stage)                                                                  \
           {                                                                                   \
-            if (A_KVEC) {                                                                     \
-              [[unroll]] for (uint l = 0; l < A_UNITS; l += 4) {                              \
-                const uvec2 q = a_unit(l);                                                    \
-                [[unroll]] for (uint i = 0; i < 4; ++i) {                                     \
-                  sa[(stage) * A_STAGE + (q.x + i) * A_LD + q.y] =                            \
-                      vec4(ra[l][i], ra[l + 1][i], ra[l + 2][i], ra[l + 3][i]);               \
-                }                                                                             \
-              }                                                                               \
-            } else {                                                                          \
-              [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                 \
-                const uvec2 q = a_unit(l);                                                    \
-                sa[(stage) * A_STAGE + q.x * A_LD + q.y] = ra[l];                             \
-              }                                                                               \
-            }                                                                                 \
-            if (B_KVEC) {                                                                     \
-              [[unroll]] for (uint l = 0; l < B_UNITS; l += 4) {                              \
-                const uvec2 q = b_unit(l);                                                    \
-                [[unroll]] for (uint i = 0; i < 4; ++i) {                                     \
-                  sb[(stage) * B_STAGE + (q.x + i) * B_LD + q.y] =                            \
-                      vec4(rb[l][i], rb[l + 1][i], rb[l + 2][i], rb[l + 3][i]);               \
-                }                                                                             \
-              }                                                                               \
-            } else {                                                                          \
-              [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                 \
-                const uvec2 q = b_unit(l);                                                    \
-                sb[(stage) * B_STAGE + q.x * B_LD + q.y] = rb[l];                             \
-              }                                                                               \
-            }                                                                                 \
+            STASH_UNITS(sa, (stage) * A_STAGE, A_LD, ra, A_UNITS, a_unit, A_KVEC)             \
+            STASH_UNITS(sb, (stage) * B_STAGE, B_LD, rb, B_UNITS, b_unit, B_KVEC)             \
           }
 
         if (nk > 0) {
