@@ -1,8 +1,8 @@
-"""The two convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
-against the implicit GEMMs (VKML_CONV), and the default choice, forward and forward + both
-gradients (and each gradient apart), per layer of ResNet-18 (32x32 inputs, batch 256) and ResNet-50
-(224x224, batch 32). Medians of timed repeats after warm-up; the ratio > 1 means the implicit path
-is faster. On CPU devices the sizes shrink.
+"""The convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
+against the implicit GEMMs (VKML_CONV), Winograd F(2x2, 3x3) (VKML_CONV_WINOGRAD=1) and the
+default choice, forward and forward + both gradients (and each gradient apart), per layer of
+ResNet-18 (32x32 inputs, batch 256) and ResNet-50 (224x224, batch 32). Medians of timed repeats
+after warm-up; the ratio > 1 means the implicit path is faster. On CPU devices the sizes shrink.
 
     PYTHONPATH=. python bench/bench_conv_algos.py [--dtype float16] [--json out.json]
 """
@@ -49,38 +49,47 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--json", default="")
     ap.add_argument("--passes", default="fwd,fwd+bwd,fwd+dx,fwd+dw", help="comma-separated")
-    ap.add_argument("--algos", default="im2col,implicit,default", help="comma-separated")
+    ap.add_argument("--algos", default="im2col,implicit,default",
+                    help="comma-separated: im2col, implicit, winograd, default")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype)
     small = cpu_device()
     layers = RESNET18 + RESNET50
     if small:  # lavapipe: a few samples of the smaller layers
         layers = [(ci, co, k, s, min(hw, 16), 4) for ci, co, k, s, hw, _ in RESNET18[:4]]
-    saved = os.environ.get("VKML_CONV")
+    saved = {k: os.environ.get(k) for k in ("VKML_CONV", "VKML_CONV_WINOGRAD")}
+    algos = args.algos.split(",")
     rows = []
-    print(f"{'layer':34} {'pass':9} {'im2col ms':>10} {'implicit ms':>12} {'ratio':>7} "
-          f"{'default ms':>11}")
+    print(f"{'layer':34} {'pass':9} " + " ".join(f"{a + ' ms':>12}" for a in algos) +
+          f" {'im2col/impl':>11}")
     for cin, cout, k, s, hw, batch in layers:
         tag = f"{cin}->{cout} k{k}s{s} @{hw} b{batch}"
         for name, fn in layer_runs(cin, cout, k, s, hw, batch, dtype):
             if name not in args.passes.split(","):
                 continue
-            ms = {"im2col": float("nan"), "implicit": float("nan"), "default": float("nan")}
-            for mode in args.algos.split(","):  # default: VKML_CONV unset
-                if mode == "default":
-                    os.environ.pop("VKML_CONV", None)
-                else:
+            ms = {a: float("nan") for a in ("im2col", "implicit", "winograd", "default")}
+            for mode in algos:
+                # default: both variables unset; winograd: F(2x2, 3x3) where it applies (the
+                # implicit GEMM elsewhere); im2col / implicit: that algorithm, Winograd off.
+                os.environ.pop("VKML_CONV", None)
+                os.environ.pop("VKML_CONV_WINOGRAD", None)
+                if mode == "winograd":
+                    os.environ["VKML_CONV_WINOGRAD"] = "1"
+                elif mode != "default":
                     os.environ["VKML_CONV"] = mode
+                    os.environ["VKML_CONV_WINOGRAD"] = "0"
                 ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
             ratio = ms["im2col"] / ms["implicit"]
             rows.append(dict(layer=tag, pass_=name, im2col_ms=ms["im2col"],
-                             implicit_ms=ms["implicit"], default_ms=ms["default"], ratio=ratio))
-            print(f"{tag:34} {name:9} {ms['im2col']:10.3f} {ms['implicit']:12.3f} {ratio:7.2f} "
-                  f"{ms['default']:11.3f}", flush=True)
-    if saved is None:
-        os.environ.pop("VKML_CONV", None)
-    else:
-        os.environ["VKML_CONV"] = saved
+                             implicit_ms=ms["implicit"], winograd_ms=ms["winograd"],
+                             default_ms=ms["default"], ratio=ratio))
+            print(f"{tag:34} {name:9} " + " ".join(f"{ms[a]:12.3f}" for a in algos) +
+                  f" {ratio:11.2f}", flush=True)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=torch_vkml.device_name(), dtype=args.dtype, rows=rows), f,

@@ -11,6 +11,7 @@
 
 #include "ops/conv/conv_igemm.h"
 #include "ops/conv/conv_params.h"
+#include "ops/conv/conv_winograd.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 #include "vkml/ops.h"
@@ -440,6 +441,7 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
     return;
   }
 
+  if (winograd_conv(dev, c, x, w, bias, y, /*data_grad=*/false)) return;
   if (folded_forward(dev, c, x, w, bias, y)) return;
   if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c, ConvPass::kForward) &&
       implicit_forward(dev, c, x, w, bias, y)) {
@@ -534,6 +536,7 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
     return;
   }
 
+  if (winograd_conv(dev, c, gy, w, bias, gx, /*data_grad=*/true)) return;
   if (algo == ConvAlgo::kIm2colGemm && conv_implicit_requested(dev, c, ConvPass::kData) &&
       implicit_backward_data(dev, c, gy, w, bias, gx)) {
     return;
@@ -609,6 +612,7 @@ void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, c
     return;
   }
 
+  if (winograd_weight_grad(dev, c, x, gy, gw)) return;
   if (conv_implicit_requested(dev, c, ConvPass::kWeight) &&
       implicit_backward_weight(dev, c, x, gy, gw)) {
     return;

@@ -6,6 +6,8 @@
 #define VKML_OPS_CONV_PARAMS_H_
 
 #define VKML_CONV_HAS_BIAS 1u
+// conv_winograd WINO_WEIGHT: transform the input gradient's kernel (w transposed, turned 180 degrees).
+#define VKML_CONV_WINO_FLIP 2u
 
 #ifdef __cplusplus
 #include <cstddef>

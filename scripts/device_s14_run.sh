@@ -1,0 +1,62 @@
+#!/bin/bash
+# On the GPU machine, the fourteenth session (each part under 10 minutes; carry .vktc, .devpy and
+# .fmnist):
+#   part w: Winograd F(2x2, 3x3) for fp32 (VKML_CONV_WINOGRAD): its tests (ConvTest gtests,
+#           test_conv_winograd.py, test_conv.py), the fp32 ResNet layers per algorithm
+#           (bench_conv_algos.py), ResNet-18 training and ResNet-50 fp32 inference with it off,
+#           by the default rule and everywhere, then the CUDA reference.
+#   part x: the weight gradient through Winograd too: the conv tests, the fp32 layers' fwd+dw
+#           per algorithm, ResNet-18 / ResNet-50 fp32 with VKML_CONV_WINOGRAD=forward,data and
+#           =1 (both forced everywhere, the second with the weight gradient), then all five
+#           model benchmarks with the defaults beside CUDA (JSON to $OUT/models.json).
+#   part t: the correctness suites (scripts/device_suites.sh).
+#   part m: fp16/fp32/bf16 GEMM checks and the five model benchmarks (JSON to $OUT/models.json).
+# Usage: bash scripts/device_s14_run.sh w|x|t|m. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-w}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+if [ "$PART" = w ]; then
+  timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
+  echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
+  VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_conv_winograd.py tests/torch/test_conv.py > $OUT/pytest_conv.log 2>&1
+  echo "pytest conv: $(tail -1 $OUT/pytest_conv.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+  timeout 150 python3 bench/bench_conv_algos.py --algos implicit,winograd --passes fwd,fwd+dx \
+    --json $OUT/conv_algos_wino.json 2>&1 | tee $OUT/conv_algos_wino.txt
+  for mode in 0 1; do
+    VKML_CONV_WINOGRAD=$mode timeout 80 python3 bench/bench_models.py --vkml-only \
+      --only resnet18,resnet50_infer_b64_float32 2>&1 | grep -E "^ +model|loss" | sed "s/^/[winograd $mode] /"
+  done
+  # The default rule, beside CUDA in the same command.
+  timeout $((575 - SECONDS)) python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \
+    2>&1 | grep -E "^ +model|loss" | sed "s/^/[default] /"
+elif [ "$PART" = x ]; then
+  timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
+  echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
+  VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_conv_winograd.py tests/torch/test_conv.py > $OUT/pytest_conv.log 2>&1
+  echo "pytest conv: $(tail -1 $OUT/pytest_conv.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+  timeout 150 python3 bench/bench_conv_algos.py --algos implicit,winograd --passes fwd+dw,fwd+bwd \
+    --json $OUT/conv_algos_wgrad.json 2>&1 | tee $OUT/conv_algos_wgrad.txt
+  for mode in forward,data 1; do
+    VKML_CONV_WINOGRAD=$mode timeout 80 python3 bench/bench_models.py --vkml-only \
+      --only resnet18,resnet50_infer_b64_float32 2>&1 | grep -E "^ +model" | sed "s/^/[winograd $mode] /"
+  done
+  timeout $((575 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
+    grep -E "model|loss|fallbacks"
+elif [ "$PART" = t ]; then
+  source scripts/device_suites.sh
+elif [ "$PART" = m ]; then
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 4096x4096x4096 | tail -1
+  for dt in float32 bfloat16; do
+    timeout 40 python3 bench/bench_gemm.py --dtype $dt --no-cpu --shapes 8192x8192x8192 | tail -1
+  done
+  timeout $((570 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
+    grep -E "model|loss|fallbacks"
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"

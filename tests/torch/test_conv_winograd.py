@@ -1,0 +1,147 @@
+"""Winograd F(2x2, 3x3) convolutions (VKML_CONV_WINOGRAD=1 forces them wherever they apply):
+forward, input and weight gradients and transposed convolution against a float64 CPU reference, at odd output
+sizes (partial tiles), padding 0-2, channels-last and sliced inputs, and with bias; geometries
+it does not cover (stride 2, dilation, groups, fp16) keep their kernels."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_vkml
+import torch_vkml.profiler
+
+TOL = 1e-4  # fp32, relative to the largest reference value, as tests/torch/test_conv.py
+
+
+def rel_err(got, ref):
+    got = got.detach().cpu().double()
+    assert got.shape == ref.shape
+    return (got - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+
+
+def kernels_run(fn):
+    torch_vkml.profiler.enable()
+    try:
+        torch_vkml.profiler.kernel_times(reset=True)
+        fn()
+        ran = torch_vkml.profiler.kernel_times(reset=True)
+    finally:
+        torch_vkml.profiler.disable()
+    return {name: count for name, (count, _) in ran.items()}
+
+
+def layout_as(x, layout):
+    xv = x.to("vkml")
+    if layout == "channels_last":
+        return xv.contiguous(memory_format=torch.channels_last)
+    if layout == "sliced":  # every other column of a wider tensor
+        wide = torch.randn(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype).to("vkml")
+        wide[..., ::2] = xv
+        return wide[..., ::2]
+    return xv
+
+
+def check_conv(gen, n, cin, cout, size, dtype=torch.float32, layout=None, bias=True,
+               transposed=False, **kw):
+    fn = F.conv_transpose2d if transposed else F.conv2d
+    x = torch.randn(n, cin, *size, generator=gen, dtype=torch.float64)
+    groups = kw.get("groups", 1)
+    w_shape = (cin, cout, 3, 3) if transposed else (cout, cin // groups, 3, 3)
+    w = torch.randn(*w_shape, generator=gen, dtype=torch.float64) / 3
+    b = torch.randn(cout, generator=gen, dtype=torch.float64) if bias else None
+    ref_in = [t.clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    ref = fn(*ref_in, **kw)
+    g = torch.randn(ref.shape, generator=gen, dtype=torch.float64)
+    ref.backward(g)
+
+    dev_in = [layout_as(x.to(dtype), layout).requires_grad_(), w.to(dtype).to("vkml").requires_grad_()]
+    dev_in.append(b.to(dtype).to("vkml").requires_grad_() if bias else None)
+    out = fn(*dev_in, **kw)
+    out.backward(g.to(dtype).to("vkml"))
+    tol = TOL if dtype == torch.float32 else 1e-2
+    assert out.device.type == "vkml" and rel_err(out, ref) <= tol, "forward"
+    for name, got, want in zip(("input", "weight", "bias"), dev_in, ref_in, strict=True):
+        if want is not None:
+            assert rel_err(got.grad, want.grad) <= tol, f"grad {name}"
+
+
+@pytest.fixture
+def winograd(monkeypatch):
+    monkeypatch.setenv("VKML_CONV_WINOGRAD", "1")
+
+
+@pytest.mark.parametrize("padding", [0, 1, 2, (2, 0)])
+@pytest.mark.parametrize("size", [(6, 8), (7, 5), (3, 3)])
+def test_forward_and_gradients(size, padding, gen, winograd):
+    ran = kernels_run(lambda: check_conv(gen, 2, 5, 6, size, padding=padding))
+    # The forward and both gradients through the transforms: the input's tiles thrice.
+    assert ran.get("conv_wino_input_f32") == 3 and ran.get("conv_wino_output_f32") == 2, ran
+    assert ran.get("conv_wino_dy_f32") == 1 and ran.get("conv_wino_wgrad_f32") == 1, ran
+    assert torch_vkml.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "sliced"])
+def test_strided_inputs_and_no_bias(layout, gen, winograd):
+    ran = kernels_run(lambda: check_conv(gen, 3, 4, 7, (9, 6), layout=layout, bias=False,
+                                         padding=1))
+    assert ran.get("conv_wino_input_f32") == 3, ran
+
+
+@pytest.mark.parametrize("padding", [0, 1, 2])
+def test_transposed(padding, gen, winograd):
+    """A stride-1 transposed convolution is the input gradient's path, its bias added there."""
+    ran = kernels_run(lambda: check_conv(gen, 2, 4, 5, (6, 7), transposed=True, padding=padding))
+    assert ran.get("conv_wino_input_f32", 0) >= 1, ran
+
+
+def test_large_values_and_wide_channels(gen, winograd):
+    """Magnitudes far from 1 keep fp32 accuracy (the transforms only add and halve)."""
+    x = torch.randn(2, 64, 10, 10, generator=gen, dtype=torch.float64) * 1e3
+    w = torch.randn(70, 64, 3, 3, generator=gen, dtype=torch.float64) * 1e-3
+    ref = F.conv2d(x, w, padding=1)
+    got = F.conv2d(x.float().to("vkml"), w.float().to("vkml"), padding=1)
+    assert rel_err(got, ref) <= TOL
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(dilation=2, padding=2),
+                                dict(groups=2, padding=1)])
+def test_other_geometries_keep_their_kernels(kw, gen, winograd):
+    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (7, 7), **kw))
+    assert not any(k.startswith("conv_wino") for k in ran), ran
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_keeps_its_kernels(dtype, gen, winograd):
+    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (6, 6), dtype=dtype, padding=1))
+    assert not any(k.startswith("conv_wino") for k in ran), ran
+
+
+def test_off_and_default_on_cpu_devices(gen, monkeypatch):
+    """0 turns it off; unset, CPU devices (lavapipe) keep the implicit GEMM."""
+    monkeypatch.setenv("VKML_CONV_WINOGRAD", "0")
+    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (6, 6), padding=1))
+    assert not any(k.startswith("conv_wino") for k in ran), ran
+    monkeypatch.delenv("VKML_CONV_WINOGRAD")
+    if torch_vkml.get_device_properties().type == "CPU":
+        ran = kernels_run(lambda: check_conv(gen, 2, 64, 64, (4, 4), padding=1))
+        assert not any(k.startswith("conv_wino") for k in ran), ran
+
+
+@pytest.mark.parametrize("passes", ["forward", "data", "weight", "forward,weight"])
+def test_chosen_passes(passes, gen, monkeypatch):
+    """A list of passes takes exactly those through the transforms."""
+    monkeypatch.setenv("VKML_CONV_WINOGRAD", passes)
+    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (6, 5), padding=1))
+    chosen = passes.split(",")
+    expect = dict(output=("forward" in chosen) + ("data" in chosen), wgrad="weight" in chosen,
+                  input=len(chosen))
+    for stage, count in expect.items():
+        assert ran.get(f"conv_wino_{stage}_f32", 0) == count, (stage, ran)
+
+
+@pytest.mark.parametrize("setting", ["yes", "forward,backward", "data,"])
+def test_bad_setting_raises(setting, monkeypatch):
+    monkeypatch.setenv("VKML_CONV_WINOGRAD", setting)
+    x, w = torch.randn(1, 2, 5, 5, device="vkml"), torch.randn(3, 2, 3, 3, device="vkml")
+    with pytest.raises(ValueError, match="0, 1, or a comma-separated list"):
+        F.conv2d(x, w, padding=1)
