@@ -50,14 +50,15 @@ def main() -> None:
     ap.add_argument("--json", default="")
     ap.add_argument("--passes", default="fwd,fwd+bwd,fwd+dx,fwd+dw", help="comma-separated")
     ap.add_argument("--algos", default="im2col,implicit,default",
-                    help="comma-separated: im2col, implicit, winograd, default")
+                    help="comma-separated: im2col, implicit, winograd[2|4], default")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype)
     small = cpu_device()
     layers = RESNET18 + RESNET50
     if small:  # lavapipe: a few samples of the smaller layers
         layers = [(ci, co, k, s, min(hw, 16), 4) for ci, co, k, s, hw, _ in RESNET18[:4]]
-    saved = {k: os.environ.get(k) for k in ("VKML_CONV", "VKML_CONV_WINOGRAD")}
+    saved = {k: os.environ.get(k)
+             for k in ("VKML_CONV", "VKML_CONV_WINOGRAD", "VKML_CONV_WINOGRAD_TILE")}
     algos = args.algos.split(",")
     rows = []
     print(f"{'layer':34} {'pass':9} " + " ".join(f"{a + ' ms':>12}" for a in algos) +
@@ -67,22 +68,24 @@ def main() -> None:
         for name, fn in layer_runs(cin, cout, k, s, hw, batch, dtype):
             if name not in args.passes.split(","):
                 continue
-            ms = {a: float("nan") for a in ("im2col", "implicit", "winograd", "default")}
+            ms = {a: float("nan") for a in ("im2col", "implicit", "winograd", "default", *algos)}
             for mode in algos:
-                # default: both variables unset; winograd: F(2x2, 3x3) where it applies (the
-                # implicit GEMM elsewhere); im2col / implicit: that algorithm, Winograd off.
-                os.environ.pop("VKML_CONV", None)
-                os.environ.pop("VKML_CONV_WINOGRAD", None)
-                if mode == "winograd":
+                # default: the variables unset; winograd (winograd2, winograd4: that output tile):
+                # Winograd where it applies (the implicit GEMM elsewhere); im2col / implicit: that
+                # algorithm, Winograd off.
+                for key in ("VKML_CONV", "VKML_CONV_WINOGRAD", "VKML_CONV_WINOGRAD_TILE"):
+                    os.environ.pop(key, None)
+                if mode.startswith("winograd"):
                     os.environ["VKML_CONV_WINOGRAD"] = "1"
+                    if mode != "winograd":
+                        os.environ["VKML_CONV_WINOGRAD_TILE"] = mode[len("winograd"):]
                 elif mode != "default":
                     os.environ["VKML_CONV"] = mode
                     os.environ["VKML_CONV_WINOGRAD"] = "0"
                 ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
             ratio = ms["im2col"] / ms["implicit"]
-            rows.append(dict(layer=tag, pass_=name, im2col_ms=ms["im2col"],
-                             implicit_ms=ms["implicit"], winograd_ms=ms["winograd"],
-                             default_ms=ms["default"], ratio=ratio))
+            rows.append(dict(layer=tag, pass_=name, ratio=ratio,
+                             **{f"{a}_ms": t for a, t in ms.items()}))
             print(f"{tag:34} {name:9} " + " ".join(f"{ms[a]:12.3f}" for a in algos) +
                   f" {ratio:11.2f}", flush=True)
     for key, value in saved.items():

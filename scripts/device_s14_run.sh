@@ -9,9 +9,13 @@
 #           per algorithm, ResNet-18 / ResNet-50 fp32 with VKML_CONV_WINOGRAD=forward,data and
 #           =1 (both forced everywhere, the second with the weight gradient), then all five
 #           model benchmarks with the defaults beside CUDA (JSON to $OUT/models.json).
+#   part f: F(4x4, 3x3) (the default tile now) against F(2x2, 3x3): the conv tests, the fp32 layers
+#           (fwd+bwd) per tile and the implicit GEMM, ResNet-18 / ResNet-50 fp32 with the 2x2
+#           tile and with the weight gradient off Winograd, then the defaults beside CUDA; then
+#           the correctness suites.
 #   part t: the correctness suites (scripts/device_suites.sh).
 #   part m: fp16/fp32/bf16 GEMM checks and the five model benchmarks (JSON to $OUT/models.json).
-# Usage: bash scripts/device_s14_run.sh w|x|t|m. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s14_run.sh w|x|f|t|m. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-w}
 source scripts/device_build_env.sh
@@ -49,6 +53,23 @@ elif [ "$PART" = x ]; then
   done
   timeout $((575 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
     grep -E "model|loss|fallbacks"
+elif [ "$PART" = f ]; then
+  timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
+  echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
+  VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_conv_winograd.py > $OUT/pytest_conv.log 2>&1
+  echo "pytest winograd: $(tail -1 $OUT/pytest_conv.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+  timeout 120 python3 bench/bench_conv_algos.py --algos implicit,winograd2,winograd4 \
+    --passes fwd,fwd+bwd --json $OUT/conv_algos_tiles.json 2>&1 | tee $OUT/conv_algos_tiles.txt |
+    grep -E "k3s1|layer"
+  for setting in "VKML_CONV_WINOGRAD_TILE=2" "VKML_CONV_WINOGRAD=forward,data"; do
+    env $setting timeout 60 python3 bench/bench_models.py --vkml-only \
+      --only resnet18,resnet50_infer_b64_float32 2>&1 | grep -E "^ +model" | sed "s/^/[$setting] /"
+  done
+  timeout 100 python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \
+    --json $OUT/models_f4.json 2>&1 | grep -E "^ +model|loss" | sed "s/^/[default] /"
+  source scripts/device_suites.sh
 elif [ "$PART" = t ]; then
   source scripts/device_suites.sh
 elif [ "$PART" = m ]; then

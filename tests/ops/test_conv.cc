@@ -332,35 +332,48 @@ TEST_F(ConvTest, FoldedPointwise) {
 }
 
 // VKML_CONV_WINOGRAD=1: 3x3 stride-1 forward passes and both gradients through the F(2x2, 3x3)
-// transforms, over padding 0-2 (odd output sizes leave partial tiles), a one-sample workspace
-// (one chunk per sample) and channels-last input; other geometries and dtypes ignore it.
+// and F(4x4, 3x3) transforms (VKML_CONV_WINOGRAD_TILE), over padding 0-2 (output sizes that
+// leave partial tiles), a one-sample workspace (one chunk per sample) and channels-last input;
+// other geometries and dtypes ignore it.
 TEST_F(ConvTest, Winograd) {
   setenv("VKML_CONV_WINOGRAD", "1", 1);
   set_profiling(dev().stream(), true);
-  kernel_times(dev().stream(), true);
-  for (int64_t pad : {0, 1, 2}) {
-    run_once({2, 3, 5, 7, 1, {7, 6}, {3, 3}, {1, 1}, {pad, pad}, {1, 1}}, DType::kF32);
+  for (const char* tile : {"2", "4"}) {
+    setenv("VKML_CONV_WINOGRAD_TILE", tile, 1);
+    kernel_times(dev().stream(), true);
+    for (int64_t pad : {0, 1, 2}) {
+      run_once({2, 3, 5, 7, 1, {7, 6}, {3, 3}, {1, 1}, {pad, pad}, {1, 1}}, DType::kF32);
+    }
+    run_once({2, 2, 4, 6, 1, {5, 13}, {3, 3}, {1, 1}, {1, 2}, {1, 1}}, DType::kF32,
+             /*workspace=*/64, /*channels_last=*/true);
+    run_once({2, 1, 9, 6, 1, {12, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+    const auto ran = kernel_times(dev().stream(), true);
+    // Forward, input and weight gradients of each of the five geometries, the fourth in two
+    // chunks.
+    auto count = [&](const char* stage) {
+      const auto it = ran.find(std::string("conv_wino") + tile + "_" + stage + "_f32");
+      return it == ran.end() ? uint64_t{0} : it->second.count;
+    };
+    EXPECT_EQ(count("weight"), 10u) << tile;
+    EXPECT_EQ(count("input"), 18u) << tile;
+    EXPECT_EQ(count("output"), 12u) << tile;
+    EXPECT_EQ(count("dy"), 6u) << tile;
+    EXPECT_EQ(count("wgrad"), 5u) << tile;
+    run_once({2, 2, 3, 4, 1, {6, 5}, {3, 3}, {2, 1}, {1, 1}, {1, 1}}, DType::kF32);  // strided
+    run_once({2, 2, 4, 4, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF16);
+    for (const auto& [name, time] : kernel_times(dev().stream(), true)) {
+      EXPECT_NE(name.rfind("conv_wino", 0), 0u) << name;
+    }
   }
-  run_once({2, 2, 4, 6, 1, {5, 9}, {3, 3}, {1, 1}, {1, 2}, {1, 1}}, DType::kF32, /*workspace=*/64,
-           /*channels_last=*/true);
-  const auto ran = kernel_times(dev().stream(), true);
-  // Forward, input and weight gradients of each of the four geometries, the last in two chunks.
-  auto count = [&](const char* stage) {
-    const auto it = ran.find(std::string("conv_wino_") + stage + "_f32");
-    return it == ran.end() ? uint64_t{0} : it->second.count;
-  };
-  EXPECT_EQ(count("weight"), 8u);
-  EXPECT_EQ(count("input"), 15u);
-  EXPECT_EQ(count("output"), 10u);
-  EXPECT_EQ(count("dy"), 5u);
-  EXPECT_EQ(count("wgrad"), 4u);
-  run_once({2, 2, 3, 4, 1, {6, 5}, {3, 3}, {2, 1}, {1, 1}, {1, 1}}, DType::kF32);  // strided
-  run_once({2, 2, 4, 4, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF16);
-  EXPECT_FALSE(kernel_times(dev().stream(), true).count("conv_wino_input_f32"));
   set_profiling(dev().stream(), false);
+  unsetenv("VKML_CONV_WINOGRAD_TILE");
   unsetenv("VKML_CONV_WINOGRAD");
   expect_forward_refused({2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
                          "VKML_CONV_WINOGRAD", "yes");
+  setenv("VKML_CONV_WINOGRAD", "1", 1);
+  expect_forward_refused({2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+                         "VKML_CONV_WINOGRAD_TILE", "3");
+  unsetenv("VKML_CONV_WINOGRAD");
 }
 
 TEST_F(ConvTest, EveryDtype) {

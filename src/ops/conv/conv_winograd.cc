@@ -1,9 +1,9 @@
-// Winograd F(2x2, 3x3): the input tiles and the kernel transformed (conv_wino_input/_weight),
-// 16 GEMMs on the SIMT fp32 kernel (one batched call), the products transformed back
-// (conv_wino_output). The weight gradient transforms the input and the output gradient's tiles
-// (conv_wino_input/_dy), sums their products over the tiles in 16 GEMMs (accumulating over the
-// batch's chunks) and transforms the sums into the 3x3 kernels (conv_wino_wgrad). The transformed
-// buffers are fp32 and dense, chunked over the batch.
+// Winograd F(m x m, 3x3), m = 2 or 4 (conv_wino<m>_*): the input tiles and the kernel
+// transformed (_input, _weight), (m + 2)^2 GEMMs on the SIMT fp32 kernel (one batched call), the
+// products transformed back (_output). The weight gradient transforms the input and the output
+// gradient's tiles (_input, _dy), sums their products over the tiles in (m + 2)^2 GEMMs
+// (accumulating over the batch's chunks) and transforms the sums into the 3x3 kernels (_wgrad).
+// The transformed buffers are fp32 and dense, chunked over the batch.
 #include "ops/conv/conv_winograd.h"
 
 #include <algorithm>
@@ -20,7 +20,6 @@ namespace vkml::ops {
 namespace {
 
 constexpr uint32_t kWinoThreads = 256;
-constexpr int kTransformed = 16;  // values per 4x4 tile: the batch of GEMMs
 // Below this many channels on either side the transforms' memory traffic (4x the source and
 // the destination per pass) outweighs the 2.25x fewer multiplies.
 constexpr int64_t kWinogradMinChannels = 64;
@@ -54,6 +53,24 @@ bool wanted(Device& dev, const ConvDesc& c, const char* pass) {
   return listed;
 }
 
+// Output tile edge m from VKML_CONV_WINOGRAD_TILE (2 or 4; default 4: 4x fewer multiplies than
+// direct against 2.25x, and 36 transformed values per 16 outputs against 16 per 4).
+int tile_edge() {
+  const char* env = std::getenv("VKML_CONV_WINOGRAD_TILE");
+  const std::string v = env ? env : "";
+  if (v.empty() || v == "4") return 4;
+  if (v == "2") return 2;
+  throw InvalidArgument("vkml: VKML_CONV_WINOGRAD_TILE=" + v + " is not one of: 2, 4");
+}
+
+// The GEMM batch: transformed values per tile, (m + 2)^2.
+int64_t transformed(int m) { return int64_t{m + 2} * (m + 2); }
+
+// Tiles of m x m over a plane of size[0] x size[1].
+int64_t plane_tiles(const int64_t* size, int m) {
+  return ((size[0] + m - 1) / m) * ((size[1] + m - 1) / m);
+}
+
 bool geometry_fits(const ConvDesc& c, bool data_grad) {
   if (c.spatial != 2 || c.groups != 1 || c.dtype != DType::kF32) return false;
   for (int i = 0; i < 2; ++i) {
@@ -62,7 +79,9 @@ bool geometry_fits(const ConvDesc& c, bool data_grad) {
     if (data_grad && c.padding[i] > 2) return false;
   }
   for (const char* stage : {"input", "weight", "output", "dy", "wgrad"}) {
-    if (!has_shader(std::string("conv_wino_") + stage + "_f32")) return false;
+    for (const char* m : {"2", "4"}) {
+      if (!has_shader(std::string("conv_wino") + m + "_" + stage + "_f32")) return false;
+    }
   }
   return true;
 }
@@ -74,11 +93,12 @@ void set_strides4(int64_t out[5], const TensorDesc& t) {
   out[3] = t.strides[2], out[4] = t.strides[3];
 }
 
-void run_stage(Device& dev, const std::string& stage, const ConvParams& p,
+void run_stage(Device& dev, int m, const std::string& stage, const ConvParams& p,
                std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes) {
   if (p.work == 0) return;
   uint32_t spec[] = {kWinoThreads};
-  const Pipeline& pipe = dev.pipeline("conv_wino_" + stage + "_f32", spec);
+  const Pipeline& pipe =
+      dev.pipeline("conv_wino" + std::to_string(m) + "_" + stage + "_f32", spec);
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const int64_t groups = (int64_t{p.work} + kWinoThreads - 1) / kWinoThreads;
   const uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
@@ -120,15 +140,15 @@ ConvParams wino_params(int64_t C, int64_t K, const int64_t* src_size, const int6
 }
 
 // V = B^T d B of every tile of src's samples (already sliced to the chunk) into v.
-void transform_input(Device& dev, const ConvParams& base, const TensorDesc& src, int64_t T,
-                     uint64_t v, uint64_t v_bytes) {
+void transform_input(Device& dev, int m, const ConvParams& base, const TensorDesc& src,
+                     int64_t T, uint64_t v, uint64_t v_bytes) {
   ConvParams p = base;
   p.x = src.address;
   set_strides4(p.x_strides, src);
   p.col = v;
   p.batch = static_cast<int32_t>(src.sizes[0]);
   p.work = static_cast<uint32_t>(base.in_channels * T);
-  run_stage(dev, "input", p, {span_of(src)}, {{v, v_bytes}});
+  run_stage(dev, m, "input", p, {span_of(src)}, {{v, v_bytes}});
 }
 
 }  // namespace
@@ -143,8 +163,9 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   const int64_t K = data_grad ? c.in_channels : c.out_channels;
   const int64_t* src_size = data_grad ? c.out_size : c.in_size;
   const int64_t* dst_size = data_grad ? c.in_size : c.out_size;
-  const int64_t tiles = ((dst_size[0] + 1) / 2) * ((dst_size[1] + 1) / 2);
-  const uint64_t per_sample = static_cast<uint64_t>(kTransformed * (C + K) * tiles) * 4;
+  const int m = tile_edge();
+  const int64_t xi = transformed(m), tiles = plane_tiles(dst_size, m);
+  const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
   const int64_t nb_max = samples_per_chunk(c, per_sample, std::max(C, K) * tiles);
   if (nb_max == 0) return false;
   int64_t pad[2];
@@ -152,7 +173,8 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   const ConvParams base = wino_params(C, K, src_size, dst_size, pad);
 
   // U = G g G^T for every (k, c), once.
-  Scratch u(dev, static_cast<uint64_t>(kTransformed * K * C) * 4);
+  const uint64_t u_bytes = static_cast<uint64_t>(xi * K * C) * 4;
+  Scratch u(dev, u_bytes);
   {
     ConvParams p = base;
     p.w = w.address;
@@ -160,29 +182,29 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
     p.col = u.address;
     p.flags = data_grad ? VKML_CONV_WINO_FLIP : 0u;
     p.work = static_cast<uint32_t>(K * C);
-    run_stage(dev, "weight", p, {span_of(w)}, {{u.address, static_cast<uint64_t>(16 * K * C) * 4}});
+    run_stage(dev, m, "weight", p, {span_of(w)}, {{u.address, u_bytes}});
   }
-  const uint64_t v_bytes = static_cast<uint64_t>(kTransformed * C * tiles * nb_max) * 4;
-  const uint64_t m_bytes = static_cast<uint64_t>(kTransformed * K * tiles * nb_max) * 4;
-  Scratch v(dev, v_bytes), m(dev, m_bytes);
+  const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
+  const uint64_t p_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
+  Scratch v(dev, v_bytes), prod(dev, p_bytes);
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
     const TensorDesc s = samples(src, n0, nb), d = samples(dst, n0, nb);
-    transform_input(dev, base, s, T, v.address, v_bytes);
+    transform_input(dev, m, base, s, T, v.address, v_bytes);
 
     GemmDesc g;
     g.m = K, g.n = T, g.k = C;
-    g.batch[0] = kTransformed, g.batch[1] = 1;
+    g.batch[0] = xi, g.batch[1] = 1;
     g.in_dtype = g.out_dtype = DType::kF32;
     g.a = {u.address, C, 1, {K * C, 0}};
     g.b = {v.address, T, 1, {C * T, 0}};
-    g.c = {m.address, T, 1, {K * T, 0}};
+    g.c = {prod.address, T, 1, {K * T, 0}};
     gemm(dev, g);
 
     ConvParams pout = base;
     pout.y = d.address;
     set_strides4(pout.y_strides, d);
-    pout.col = m.address;
+    pout.col = prod.address;
     pout.batch = static_cast<int32_t>(nb);
     pout.work = static_cast<uint32_t>(K * T);
     if (bias) {
@@ -190,7 +212,7 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
       pout.flags = VKML_CONV_HAS_BIAS;
     }
     const MemRange b = bias ? span_of(*bias) : MemRange{};
-    run_stage(dev, "output", pout, {{m.address, m_bytes}, b}, {span_of(d)});
+    run_stage(dev, m, "output", pout, {{prod.address, p_bytes}, b}, {span_of(d)});
   }
   return true;
 }
@@ -200,31 +222,32 @@ bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
                           const TensorDesc& gy, const TensorDesc& gw) {
   if (!geometry_fits(c, false) || !wanted(dev, c, "weight")) return false;
   const int64_t C = c.in_channels, K = c.out_channels;
-  const int64_t tiles = ((c.out_size[0] + 1) / 2) * ((c.out_size[1] + 1) / 2);
-  const uint64_t per_sample = static_cast<uint64_t>(kTransformed * (C + K) * tiles) * 4;
+  const int m = tile_edge();
+  const int64_t xi = transformed(m), tiles = plane_tiles(c.out_size, m);
+  const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
   const int64_t nb_max = samples_per_chunk(c, per_sample, std::max(C, K) * tiles);
   if (nb_max == 0) return false;
   const ConvParams base = wino_params(C, K, c.in_size, c.out_size, c.padding);
-  const uint64_t v_bytes = static_cast<uint64_t>(kTransformed * C * tiles * nb_max) * 4;
-  const uint64_t y_bytes = static_cast<uint64_t>(kTransformed * K * tiles * nb_max) * 4;
-  const uint64_t du_bytes = static_cast<uint64_t>(kTransformed * K * C) * 4;
+  const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
+  const uint64_t y_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
+  const uint64_t du_bytes = static_cast<uint64_t>(xi * K * C) * 4;
   Scratch v(dev, v_bytes), yt(dev, y_bytes), du(dev, du_bytes);
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
     const TensorDesc xs = samples(x, n0, nb), gys = samples(gy, n0, nb);
-    transform_input(dev, base, xs, T, v.address, v_bytes);
+    transform_input(dev, m, base, xs, T, v.address, v_bytes);
     ConvParams p = base;
     p.y = gys.address;
     set_strides4(p.y_strides, gys);
     p.col = yt.address;
     p.batch = static_cast<int32_t>(nb);
     p.work = static_cast<uint32_t>(K * T);
-    run_stage(dev, "dy", p, {span_of(gys)}, {{yt.address, y_bytes}});
+    run_stage(dev, m, "dy", p, {span_of(gys)}, {{yt.address, y_bytes}});
 
     // dU[xi] (K x C) (+)= Y'[xi] (K x T) * V[xi]^T (T x C).
     GemmDesc g;
     g.m = K, g.n = C, g.k = T;
-    g.batch[0] = kTransformed, g.batch[1] = 1;
+    g.batch[0] = xi, g.batch[1] = 1;
     g.in_dtype = g.out_dtype = DType::kF32;
     g.a = {yt.address, T, 1, {K * T, 0}};
     g.b = {v.address, 1, T, {C * T, 0}};
@@ -237,7 +260,7 @@ bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
   set_strides4(p.w_strides, gw);
   p.col = du.address;
   p.work = static_cast<uint32_t>(K * C);
-  run_stage(dev, "wgrad", p, {{du.address, du_bytes}}, {span_of(gw)});
+  run_stage(dev, m, "wgrad", p, {{du.address, du_bytes}}, {span_of(gw)});
   return true;
 }
 
