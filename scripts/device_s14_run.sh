@@ -14,7 +14,8 @@
 #           tile and with the weight gradient off Winograd, then the defaults beside CUDA; then
 #           the correctness suites.
 #   part t: the correctness suites (scripts/device_suites.sh).
-#   part m: fp16/fp32/bf16 GEMM checks and the five model benchmarks (JSON to $OUT/models.json).
+#   part m: fp16/fp32/bf16 GEMM checks, ResNet-18 with the 2x2 Winograd tile, and the five model
+#           benchmarks with the defaults (JSON to $OUT/models.json).
 # Usage: bash scripts/device_s14_run.sh w|x|f|t|m. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-w}
@@ -77,6 +78,8 @@ elif [ "$PART" = m ]; then
   for dt in float32 bfloat16; do
     timeout 40 python3 bench/bench_gemm.py --dtype $dt --no-cpu --shapes 8192x8192x8192 | tail -1
   done
+  VKML_CONV_WINOGRAD_TILE=2 timeout 60 python3 bench/bench_models.py --vkml-only --only resnet18 \
+    2>&1 | grep -E "^ +model" | sed "s/^/[tile 2] /"
   timeout $((570 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
     grep -E "model|loss|fallbacks"
 fi
