@@ -22,14 +22,18 @@ PART=${1:-w}
 source scripts/device_build_env.sh
 export PYTHONPATH=$PWD:$PWD/.devpy
 t0=$SECONDS
-timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
-if [ "$PART" = w ]; then
+# The conv gtests, then the given pytest files (8 workers); summaries to stdout, logs to $OUT.
+conv_tests() {
   timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
   echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
   VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
-    tests/torch/test_conv_winograd.py tests/torch/test_conv.py > $OUT/pytest_conv.log 2>&1
+    "$@" > $OUT/pytest_conv.log 2>&1
   echo "pytest conv: $(tail -1 $OUT/pytest_conv.log)"
   grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+}
+timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+if [ "$PART" = w ]; then
+  conv_tests tests/torch/test_conv_winograd.py tests/torch/test_conv.py
   timeout 150 python3 bench/bench_conv_algos.py --algos implicit,winograd --passes fwd,fwd+dx \
     --json $OUT/conv_algos_wino.json 2>&1 | tee $OUT/conv_algos_wino.txt
   for mode in 0 1; do
@@ -40,12 +44,7 @@ if [ "$PART" = w ]; then
   timeout $((575 - SECONDS)) python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \
     2>&1 | grep -E "^ +model|loss" | sed "s/^/[default] /"
 elif [ "$PART" = x ]; then
-  timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
-  echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
-  VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
-    tests/torch/test_conv_winograd.py tests/torch/test_conv.py > $OUT/pytest_conv.log 2>&1
-  echo "pytest conv: $(tail -1 $OUT/pytest_conv.log)"
-  grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+  conv_tests tests/torch/test_conv_winograd.py tests/torch/test_conv.py
   timeout 150 python3 bench/bench_conv_algos.py --algos implicit,winograd --passes fwd+dw,fwd+bwd \
     --json $OUT/conv_algos_wgrad.json 2>&1 | tee $OUT/conv_algos_wgrad.txt
   for mode in forward,data 1; do
@@ -55,12 +54,7 @@ elif [ "$PART" = x ]; then
   timeout $((575 - SECONDS)) python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
     grep -E "model|loss|fallbacks"
 elif [ "$PART" = f ]; then
-  timeout 120 ./build-h200/tests/vkml_ops_tests --gtest_filter='ConvTest.*' > $OUT/gtest_conv.log 2>&1
-  echo "gtest conv: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_conv.log | tr '\n' ' ')"
-  VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
-    tests/torch/test_conv_winograd.py > $OUT/pytest_conv.log 2>&1
-  echo "pytest winograd: $(tail -1 $OUT/pytest_conv.log)"
-  grep -E "^(FAILED|ERROR) " $OUT/pytest_conv.log | cut -c1-300 | head -10
+  conv_tests tests/torch/test_conv_winograd.py
   timeout 120 python3 bench/bench_conv_algos.py --algos implicit,winograd2,winograd4 \
     --passes fwd,fwd+bwd --json $OUT/conv_algos_tiles.json 2>&1 | tee $OUT/conv_algos_tiles.txt |
     grep -E "k3s1|layer"

@@ -111,7 +111,11 @@ def write_doc(status: dict) -> None:
         "OpInfo gives no CPU reference for (integer `__rmod__`, half `trace`) and float64 "
         "`ctc_loss`, which vkml refuses on GPUs with a clear error (it computed wrong losses "
         "there). fp32 and bf16 results below 1.18e-38 may be flushed to zero on GPUs that flush "
-        "subnormals (NVIDIA's Vulkan driver does and cannot be asked not to).",
+        "subnormals (NVIDIA's Vulkan driver does and cannot be asked not to). On GPUs, fp32 2-D "
+        "3x3 convolutions at stride 1 with 64 or more channels run as Winograd F(4x4, 3x3), "
+        "whose rounding differs from direct summation by about 1e-5 relative (TF32, CUDA's "
+        "default for convolutions, by about 1e-3); `VKML_CONV_WINOGRAD=0` keeps direct "
+        "summation.",
         "",
         f"Legend: ✓ matches the CPU · ✗ wrong or failing (reason in the status file) · cpu = no "
         f"vkml kernel yet (would fall back to the CPU) · `·` not applicable (dtype unsupported by "
