@@ -333,8 +333,8 @@ TEST_F(ConvTest, FoldedPointwise) {
 
 // VKML_CONV_WINOGRAD=1: 3x3 stride-1 forward passes and both gradients through the F(2x2, 3x3)
 // and F(4x4, 3x3) transforms (VKML_CONV_WINOGRAD_TILE), over padding 0-2 (output sizes that
-// leave partial tiles), a one-sample workspace (one chunk per sample) and channels-last input;
-// other geometries and dtypes ignore it.
+// leave partial tiles), a one-sample workspace (one chunk per sample) and channels-last input,
+// fp16/bf16 too; other geometries ignore it.
 TEST_F(ConvTest, Winograd) {
   setenv("VKML_CONV_WINOGRAD", "1", 1);
   set_profiling(dev().stream(), true);
@@ -360,9 +360,17 @@ TEST_F(ConvTest, Winograd) {
     EXPECT_EQ(count("dy"), 6u) << tile;
     EXPECT_EQ(count("wgrad"), 5u) << tile;
     run_once({2, 2, 3, 4, 1, {6, 5}, {3, 3}, {2, 1}, {1, 1}, {1, 1}}, DType::kF32);  // strided
-    run_once({2, 2, 4, 4, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF16);
     for (const auto& [name, time] : kernel_times(dev().stream(), true)) {
       EXPECT_NE(name.rfind("conv_wino", 0), 0u) << name;
+    }
+    // Half tensors: the same transforms and fp32 GEMMs, loads widened and results rounded.
+    for (DType t : {DType::kF16, DType::kBF16}) {
+      if (!dev().caps().supports_dtype(t)) continue;
+      run_once({2, 2, 4, 6, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+      const auto half = kernel_times(dev().stream(), true);
+      const auto it =
+          half.find(std::string("conv_wino") + tile + "_input_" + std::string(dtype_name(t)));
+      EXPECT_EQ(it == half.end() ? uint64_t{0} : it->second.count, 3u) << tile;
     }
   }
   set_profiling(dev().stream(), false);

@@ -24,7 +24,7 @@ constexpr uint32_t kWinoThreads = 256;
 // lost (H200, 2026-12-03), every ResNet layer from 64 channels won with F(4x4, 3x3) (64->64 at
 // 56x56, batch 32, forward + both gradients: 0.77 against 1.20 ms implicit).
 constexpr int64_t kWinogradMinChannels = 64;
-// Bytes of transformed source and products per chunk of the batch.
+// Bytes of transformed source and products per chunk of the batch, at most (workspace()).
 constexpr uint64_t kWinoWorkspace = 512ull << 20;
 constexpr int64_t kMaxItems = (1ll << 31) - 1;
 
@@ -33,8 +33,8 @@ constexpr int64_t kMaxItems = (1ll << 31) - 1;
 bool wanted(Device& dev, const ConvDesc& c, const char* pass) {
   const char* env = std::getenv("VKML_CONV_WINOGRAD");
   const std::string mode = env ? env : "";
-  if (mode.empty()) {
-    return dev.caps().kind != DeviceKind::kCpu &&
+  if (mode.empty()) {  // fp16/bf16 (fp32 transforms and GEMMs) only on request: not yet timed
+    return c.dtype == DType::kF32 && dev.caps().kind != DeviceKind::kCpu &&
            std::min(c.in_channels, c.out_channels) >= kWinogradMinChannels;
   }
   if (mode == "0" || mode == "1") return mode == "1";
@@ -73,16 +73,22 @@ int64_t plane_tiles(const int64_t* size, int m) {
   return ((size[0] + m - 1) / m) * ((size[1] + m - 1) / m);
 }
 
+// The shaders of c's dtype: fp32 tensors, or fp16/bf16 ones widened to fp32 on load.
+std::string stage_shader(const ConvDesc& c, int m, const std::string& stage) {
+  return "conv_wino" + std::to_string(m) + "_" + stage + "_" + std::string(dtype_name(c.dtype));
+}
+
 bool geometry_fits(const ConvDesc& c, bool data_grad) {
-  if (c.spatial != 2 || c.groups != 1 || c.dtype != DType::kF32) return false;
+  const bool dtype_ok = c.dtype == DType::kF32 || c.dtype == DType::kF16 || c.dtype == DType::kBF16;
+  if (c.spatial != 2 || c.groups != 1 || !dtype_ok) return false;
   for (int i = 0; i < 2; ++i) {
     if (c.kernel[i] != 3 || c.stride[i] != 1 || c.dilation[i] != 1) return false;
     // The input gradient is a convolution of the output gradient padded by 2 - padding.
     if (data_grad && c.padding[i] > 2) return false;
   }
   for (const char* stage : {"input", "weight", "output", "dy", "wgrad"}) {
-    for (const char* m : {"2", "4"}) {
-      if (!has_shader(std::string("conv_wino") + m + "_" + stage + "_f32")) return false;
+    for (int m : {2, 4}) {
+      if (!has_shader(stage_shader(c, m, stage))) return false;
     }
   }
   return true;
@@ -95,12 +101,12 @@ void set_strides4(int64_t out[5], const TensorDesc& t) {
   out[3] = t.strides[2], out[4] = t.strides[3];
 }
 
-void run_stage(Device& dev, int m, const std::string& stage, const ConvParams& p,
-               std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes) {
+void run_stage(Device& dev, const ConvDesc& c, int m, const std::string& stage,
+               const ConvParams& p, std::initializer_list<MemRange> reads,
+               std::initializer_list<MemRange> writes) {
   if (p.work == 0) return;
   uint32_t spec[] = {kWinoThreads};
-  const Pipeline& pipe =
-      dev.pipeline("conv_wino" + std::to_string(m) + "_" + stage + "_f32", spec);
+  const Pipeline& pipe = dev.pipeline(stage_shader(c, m, stage), spec);
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const int64_t groups = (int64_t{p.work} + kWinoThreads - 1) / kWinoThreads;
   const uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
@@ -110,9 +116,25 @@ void run_stage(Device& dev, int m, const std::string& stage, const ConvParams& p
 
 // Samples per chunk when each takes per_sample bytes of transformed buffers and
 // per_sample_items work items per dispatch; 0 where one sample alone is too large.
-int64_t samples_per_chunk(const ConvDesc& c, uint64_t per_sample, int64_t per_sample_items) {
-  if (per_sample_items > kMaxItems || per_sample > kWinoWorkspace) return 0;
-  const uint64_t limit = c.workspace_limit ? c.workspace_limit : kWinoWorkspace;  // tests chunk
+// The transformed buffers' budget per chunk: kWinoWorkspace, at most an eighth of device-local
+// memory (small and integrated GPUs) and one allocation; 64 MiB on CPU devices.
+uint64_t workspace(const DeviceCaps& caps) {
+  uint64_t budget = kWinoWorkspace;
+  for (const MemoryHeap& h : caps.heaps) {
+    if (h.device_local && h.size) budget = std::min(budget, h.size / 8);
+  }
+  for (uint64_t cap : {caps.max_allocation_size, caps.max_buffer_size}) {
+    if (cap) budget = std::min(budget, cap);
+  }
+  if (caps.kind == DeviceKind::kCpu) budget = std::min<uint64_t>(budget, 64ull << 20);
+  return budget;
+}
+
+int64_t samples_per_chunk(Device& dev, const ConvDesc& c, uint64_t per_sample,
+                          int64_t per_sample_items) {
+  const uint64_t budget = workspace(dev.caps());
+  if (per_sample_items > kMaxItems || per_sample > budget) return 0;
+  const uint64_t limit = c.workspace_limit ? c.workspace_limit : budget;  // tests chunk
   return std::max<int64_t>(1, std::min<int64_t>({c.batch, static_cast<int64_t>(limit / per_sample),
                                                  kMaxItems / per_sample_items}));
 }
@@ -142,15 +164,15 @@ ConvParams wino_params(int64_t C, int64_t K, const int64_t* src_size, const int6
 }
 
 // V = B^T d B of every tile of src's samples (already sliced to the chunk) into v.
-void transform_input(Device& dev, int m, const ConvParams& base, const TensorDesc& src,
-                     int64_t T, uint64_t v, uint64_t v_bytes) {
+void transform_input(Device& dev, const ConvDesc& c, int m, const ConvParams& base,
+                     const TensorDesc& src, int64_t T, uint64_t v, uint64_t v_bytes) {
   ConvParams p = base;
   p.x = src.address;
   set_strides4(p.x_strides, src);
   p.col = v;
   p.batch = static_cast<int32_t>(src.sizes[0]);
   p.work = static_cast<uint32_t>(base.in_channels * T);
-  run_stage(dev, m, "input", p, {span_of(src)}, {{v, v_bytes}});
+  run_stage(dev, c, m, "input", p, {span_of(src)}, {{v, v_bytes}});
 }
 
 // A stage over the destination's tiles (output, dy): d sliced to the chunk, col its transformed
@@ -180,14 +202,14 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   const int m = tile_edge();
   const int64_t xi = transformed(m), tiles = plane_tiles(dst_size, m);
   const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
-  const int64_t nb_max = samples_per_chunk(c, per_sample, std::max(C, K) * tiles);
-  if (nb_max == 0) return false;
+  const int64_t nb_max = samples_per_chunk(dev, c, per_sample, std::max(C, K) * tiles);
+  const uint64_t u_bytes = static_cast<uint64_t>(xi * K * C) * 4;
+  if (nb_max == 0 || u_bytes > workspace(dev.caps())) return false;
   int64_t pad[2];
   for (int i = 0; i < 2; ++i) pad[i] = data_grad ? 2 - c.padding[i] : c.padding[i];
   const ConvParams base = wino_params(C, K, src_size, dst_size, pad);
 
   // U = G g G^T for every (k, c), once.
-  const uint64_t u_bytes = static_cast<uint64_t>(xi * K * C) * 4;
   Scratch u(dev, u_bytes);
   {
     ConvParams p = base;
@@ -196,7 +218,7 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
     p.col = u.address;
     p.flags = data_grad ? VKML_CONV_WINO_FLIP : 0u;
     p.work = static_cast<uint32_t>(K * C);
-    run_stage(dev, m, "weight", p, {span_of(w)}, {{u.address, u_bytes}});
+    run_stage(dev, c, m, "weight", p, {span_of(w)}, {{u.address, u_bytes}});
   }
   const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
   const uint64_t p_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
@@ -204,7 +226,7 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
     const TensorDesc s = samples(src, n0, nb), d = samples(dst, n0, nb);
-    transform_input(dev, m, base, s, T, v.address, v_bytes);
+    transform_input(dev, c, m, base, s, T, v.address, v_bytes);
 
     GemmDesc g;
     g.m = K, g.n = T, g.k = C;
@@ -221,7 +243,7 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
       pout.flags = VKML_CONV_HAS_BIAS;
     }
     const MemRange b = bias ? span_of(*bias) : MemRange{};
-    run_stage(dev, m, "output", pout, {{prod.address, p_bytes}, b}, {span_of(d)});
+    run_stage(dev, c, m, "output", pout, {{prod.address, p_bytes}, b}, {span_of(d)});
   }
   return true;
 }
@@ -233,18 +255,18 @@ bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
   const int m = tile_edge();
   const int64_t xi = transformed(m), tiles = plane_tiles(c.out_size, m);
   const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
-  const int64_t nb_max = samples_per_chunk(c, per_sample, std::max(C, K) * tiles);
-  if (nb_max == 0) return false;
+  const int64_t nb_max = samples_per_chunk(dev, c, per_sample, std::max(C, K) * tiles);
+  const uint64_t du_bytes = static_cast<uint64_t>(xi * K * C) * 4;
+  if (nb_max == 0 || du_bytes > workspace(dev.caps())) return false;
   const ConvParams base = wino_params(C, K, c.in_size, c.out_size, c.padding);
   const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
   const uint64_t y_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
-  const uint64_t du_bytes = static_cast<uint64_t>(xi * K * C) * 4;
   Scratch v(dev, v_bytes), yt(dev, y_bytes), du(dev, du_bytes);
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
     const TensorDesc xs = samples(x, n0, nb), gys = samples(gy, n0, nb);
-    transform_input(dev, m, base, xs, T, v.address, v_bytes);
-    run_stage(dev, m, "dy", over_dst(base, gys, yt.address, T), {span_of(gys)},
+    transform_input(dev, c, m, base, xs, T, v.address, v_bytes);
+    run_stage(dev, c, m, "dy", over_dst(base, gys, yt.address, T), {span_of(gys)},
               {{yt.address, y_bytes}});
 
     // dU[xi] (K x C) (+)= Y'[xi] (K x T) * V[xi]^T (T x C).
@@ -263,7 +285,7 @@ bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
   set_strides4(p.w_strides, gw);
   p.col = du.address;
   p.work = static_cast<uint32_t>(K * C);
-  run_stage(dev, m, "wgrad", p, {{du.address, du_bytes}}, {span_of(gw)});
+  run_stage(dev, c, m, "wgrad", p, {{du.address, du_bytes}}, {span_of(gw)});
   return true;
 }
 

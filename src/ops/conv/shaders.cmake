@@ -51,12 +51,16 @@ foreach(dt f16 bf16 f32)
               DEFINES IN_${D} OUT_${D} CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm
               REQUIRES ${_req})
 endforeach()
-# Winograd F(m x m, 3x3) transforms (conv_winograd.cc), fp32, m = 2 and 4: input, weight and
-# output stages, and the weight gradient's output-gradient (dy) and result (wgrad) stages.
-foreach(m 2 4)
-  foreach(stage input weight output dy wgrad)
-    string(TOUPPER ${stage} S)
-    vkml_shader(NAME conv_wino${m}_${stage}_f32 SOURCE ${_dir}/conv_winograd.comp
-                DEFINES DT_F32 WINO_${S} WINO_M=${m} INCLUDE ${_dir})
+# Winograd F(m x m, 3x3) transforms (conv_winograd.cc), m = 2 and 4: input, weight and output
+# stages, and the weight gradient's output-gradient (dy) and result (wgrad) stages; the tensors
+# f32/f16/bf16, the transformed buffers fp32.
+foreach(dt f32 f16 bf16)
+  string(TOUPPER ${dt} D)
+  foreach(m 2 4)
+    foreach(stage input weight output dy wgrad)
+      string(TOUPPER ${stage} S)
+      vkml_shader(NAME conv_wino${m}_${stage}_${dt} SOURCE ${_dir}/conv_winograd.comp
+                  DEFINES DT_${D} WINO_${S} WINO_M=${m} INCLUDE ${_dir})
+    endforeach()
   endforeach()
 endforeach()
