@@ -13,10 +13,14 @@
 #           (fwd+bwd) per tile and the implicit GEMM, ResNet-18 / ResNet-50 fp32 with the 2x2
 #           tile and with the weight gradient off Winograd, then the defaults beside CUDA; then
 #           the correctness suites.
+#   part h: (next session) Winograd for fp16/bf16 tensors, built after the last call: the conv
+#           tests, the fp16 layers per algorithm (default = cooperative matrices, F(2x2), F(4x4)),
+#           the same with VKML_CONV_COOPMAT=0 (a GPU without cooperative matrices: SIMT), and
+#           ResNet-50 fp16 inference with VKML_CONV_WINOGRAD unset and =1.
 #   part t: the correctness suites (scripts/device_suites.sh).
 #   part m: fp16/fp32/bf16 GEMM checks, ResNet-18 with the 2x2 Winograd tile, and the five model
 #           benchmarks with the defaults (JSON to $OUT/models.json).
-# Usage: bash scripts/device_s14_run.sh w|x|f|t|m. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s14_run.sh w|x|f|h|t|m. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-w}
 source scripts/device_build_env.sh
@@ -65,6 +69,18 @@ elif [ "$PART" = f ]; then
   timeout 100 python3 bench/bench_models.py --only resnet18,resnet50_infer_b64_float32 \
     --json $OUT/models_f4.json 2>&1 | grep -E "^ +model|loss" | sed "s/^/[default] /"
   source scripts/device_suites.sh
+elif [ "$PART" = h ]; then
+  conv_tests tests/torch/test_conv_winograd.py tests/torch/test_conv.py
+  timeout 150 python3 bench/bench_conv_algos.py --dtype float16 --algos default,winograd2,winograd4 \
+    --passes fwd,fwd+bwd --json $OUT/conv_algos_f16.json 2>&1 | tee $OUT/conv_algos_f16.txt |
+    grep -E "k3s1|layer"
+  VKML_CONV_COOPMAT=0 timeout 150 python3 bench/bench_conv_algos.py --dtype float16 \
+    --algos default,winograd4 --passes fwd,fwd+bwd 2>&1 | tee $OUT/conv_algos_f16_simt.txt |
+    grep -E "k3s1|layer" | sed "s/^/[no coopmat] /"
+  for mode in "" 1; do
+    VKML_CONV_WINOGRAD=$mode timeout 60 python3 bench/bench_models.py \
+      --only resnet50_infer_b64_float16 2>&1 | grep -E "^ +model" | sed "s/^/[winograd '$mode'] /"
+  done
 elif [ "$PART" = t ]; then
   source scripts/device_suites.sh
 elif [ "$PART" = m ]; then
