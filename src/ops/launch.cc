@@ -27,4 +27,17 @@ void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
   p->index32 = numel <= kIntMax && dst_span <= kIntMax && src_span <= kIntMax ? 1u : 0u;
 }
 
+uint64_t scratch_budget(const DeviceCaps& caps, uint64_t preferred) {
+  uint64_t budget = preferred;
+  for (const MemoryHeap& h : caps.heaps) {
+    if (h.device_local && h.size) budget = std::min(budget, h.size / 8);
+  }
+  for (uint64_t cap :
+       {caps.max_allocation_size, caps.max_buffer_size, caps.max_storage_buffer_range}) {
+    if (cap) budget = std::min(budget, cap);
+  }
+  if (caps.kind == DeviceKind::kCpu) budget = std::min<uint64_t>(budget, 64ull << 20);
+  return budget;
+}
+
 }  // namespace vkml::ops

@@ -18,6 +18,11 @@ void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
                          const std::vector<int64_t>& dst_strides,
                          const std::vector<int64_t>& src_strides, int64_t numel);
 
+// Bytes of scratch one call may hold at a time: `preferred`, at most an eighth of device-local
+// memory (small and integrated GPUs), one allocation, one buffer and one storage-buffer range;
+// 64 MiB on CPU devices.
+uint64_t scratch_budget(const DeviceCaps& caps, uint64_t preferred);
+
 // Uploads `params` and dispatches `shader` with one thread per element (grid-stride capped).
 template <typename Params>
 void launch_elementwise(Device& dev, const std::string& shader, const Params& params,

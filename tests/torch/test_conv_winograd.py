@@ -10,17 +10,10 @@ import torch.nn.functional as F
 
 import torch_vkml
 import torch_vkml.profiler
-
-TOL = 1e-4  # fp32, relative to the largest reference value, as tests/torch/test_conv.py
-
-
-def rel_err(got, ref):
-    got = got.detach().cpu().double()
-    assert got.shape == ref.shape
-    return (got - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
-
+from test_conv import TOL, rel_err, run_case
 
 def kernels_run(fn):
+    """fn's dispatches per kernel name."""
     torch_vkml.profiler.enable()
     try:
         torch_vkml.profiler.kernel_times(reset=True)
@@ -31,39 +24,10 @@ def kernels_run(fn):
     return {name: count for name, (count, _) in ran.items()}
 
 
-def layout_as(x, layout):
-    xv = x.to("vkml")
-    if layout == "channels_last":
-        return xv.contiguous(memory_format=torch.channels_last)
-    if layout == "sliced":  # every other column of a wider tensor
-        wide = torch.randn(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype).to("vkml")
-        wide[..., ::2] = xv
-        return wide[..., ::2]
-    return xv
-
-
-def check_conv(gen, n, cin, cout, size, dtype=torch.float32, layout=None, bias=True,
+def check_conv(gen, cin, cout, size, dtype=torch.float32, layout=None, bias=True,
                transposed=False, **kw):
-    fn = F.conv_transpose2d if transposed else F.conv2d
-    x = torch.randn(n, cin, *size, generator=gen, dtype=torch.float64)
-    groups = kw.get("groups", 1)
-    w_shape = (cin, cout, 3, 3) if transposed else (cout, cin // groups, 3, 3)
-    w = torch.randn(*w_shape, generator=gen, dtype=torch.float64) / 3
-    b = torch.randn(cout, generator=gen, dtype=torch.float64) if bias else None
-    ref_in = [t.clone().requires_grad_() if t is not None else None for t in (x, w, b)]
-    ref = fn(*ref_in, **kw)
-    g = torch.randn(ref.shape, generator=gen, dtype=torch.float64)
-    ref.backward(g)
-
-    dev_in = [layout_as(x.to(dtype), layout).requires_grad_(), w.to(dtype).to("vkml").requires_grad_()]
-    dev_in.append(b.to(dtype).to("vkml").requires_grad_() if bias else None)
-    out = fn(*dev_in, **kw)
-    out.backward(g.to(dtype).to("vkml"))
-    tol = TOL if dtype == torch.float32 else 1e-2
-    assert out.device.type == "vkml" and rel_err(out, ref) <= tol, "forward"
-    for name, got, want in zip(("input", "weight", "bias"), dev_in, ref_in, strict=True):
-        if want is not None:
-            assert rel_err(got.grad, want.grad) <= tol, f"grad {name}"
+    """test_conv's float64 check (batch 2) of a 3x3 convolution, forward and gradients."""
+    run_case(size, cin, cout, (3, 3), kw, dtype, transposed, gen, bias=bias, layout=layout)
 
 
 @pytest.fixture(params=["2", "4"])
@@ -82,7 +46,7 @@ def stage_runs(ran, stage, dtype="f32"):
 @pytest.mark.parametrize("padding", [0, 1, 2, (2, 0)])
 @pytest.mark.parametrize("size", [(6, 8), (7, 5), (3, 3), (13, 10)])
 def test_forward_and_gradients(size, padding, gen, winograd):
-    ran = kernels_run(lambda: check_conv(gen, 2, 5, 6, size, padding=padding))
+    ran = kernels_run(lambda: check_conv(gen, 5, 6, size, padding=padding))
     # The forward and both gradients through the transforms: the input's tiles thrice.
     assert stage_runs(ran, "input") == 3 and stage_runs(ran, "output") == 2, ran
     assert stage_runs(ran, "dy") == 1 and stage_runs(ran, "wgrad") == 1, ran
@@ -91,7 +55,7 @@ def test_forward_and_gradients(size, padding, gen, winograd):
 
 @pytest.mark.parametrize("layout", ["channels_last", "sliced"])
 def test_strided_inputs_and_no_bias(layout, gen, winograd):
-    ran = kernels_run(lambda: check_conv(gen, 3, 4, 7, (9, 6), layout=layout, bias=False,
+    ran = kernels_run(lambda: check_conv(gen, 4, 7, (9, 6), layout=layout, bias=False,
                                          padding=1))
     assert stage_runs(ran, "input") == 3, ran
 
@@ -99,7 +63,7 @@ def test_strided_inputs_and_no_bias(layout, gen, winograd):
 @pytest.mark.parametrize("padding", [0, 1, 2])
 def test_transposed(padding, gen, winograd):
     """A stride-1 transposed convolution is the input gradient's path, its bias added there."""
-    ran = kernels_run(lambda: check_conv(gen, 2, 4, 5, (6, 7), transposed=True, padding=padding))
+    ran = kernels_run(lambda: check_conv(gen, 4, 5, (6, 7), transposed=True, padding=padding))
     assert stage_runs(ran, "input") >= 1, ran
 
 
@@ -109,13 +73,13 @@ def test_large_values_and_wide_channels(gen, winograd):
     w = torch.randn(70, 64, 3, 3, generator=gen, dtype=torch.float64) * 1e-3
     ref = F.conv2d(x, w, padding=1)
     got = F.conv2d(x.float().to("vkml"), w.float().to("vkml"), padding=1)
-    assert rel_err(got, ref) <= TOL
+    assert rel_err(got, ref) <= TOL[torch.float32]
 
 
 @pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(dilation=2, padding=2),
                                 dict(groups=2, padding=1)])
 def test_other_geometries_keep_their_kernels(kw, gen, winograd):
-    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (7, 7), **kw))
+    ran = kernels_run(lambda: check_conv(gen, 4, 6, (7, 7), **kw))
     assert not any(k.startswith("conv_wino") for k in ran), ran
 
 
@@ -126,7 +90,7 @@ HALF = [torch.float16] + ([torch.bfloat16] if torch_vkml.get_device_properties()
 @pytest.mark.parametrize("dtype", HALF)
 def test_half(dtype, gen, winograd):
     """fp16/bf16 tensors through fp32 transforms and GEMMs (on request only, not yet timed)."""
-    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (7, 6), dtype=dtype, padding=1))
+    ran = kernels_run(lambda: check_conv(gen, 4, 6, (7, 6), dtype=dtype, padding=1))
     name = "f16" if dtype == torch.float16 else "bf16"
     assert stage_runs(ran, "input", name) == 3 and stage_runs(ran, "wgrad", name) == 1, ran
 
@@ -134,11 +98,11 @@ def test_half(dtype, gen, winograd):
 def test_off_and_default_on_cpu_devices(gen, monkeypatch):
     """0 turns it off; unset, CPU devices (lavapipe) keep the implicit GEMM."""
     monkeypatch.setenv("VKML_CONV_WINOGRAD", "0")
-    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (6, 6), padding=1))
+    ran = kernels_run(lambda: check_conv(gen, 4, 6, (6, 6), padding=1))
     assert not any(k.startswith("conv_wino") for k in ran), ran
     monkeypatch.delenv("VKML_CONV_WINOGRAD")
     if torch_vkml.get_device_properties().type == "CPU":
-        ran = kernels_run(lambda: check_conv(gen, 2, 64, 64, (4, 4), padding=1))
+        ran = kernels_run(lambda: check_conv(gen, 64, 64, (4, 4), padding=1))
         assert not any(k.startswith("conv_wino") for k in ran), ran
 
 
@@ -146,7 +110,7 @@ def test_off_and_default_on_cpu_devices(gen, monkeypatch):
 def test_chosen_passes(passes, gen, monkeypatch):
     """A list of passes takes exactly those through the transforms."""
     monkeypatch.setenv("VKML_CONV_WINOGRAD", passes)
-    ran = kernels_run(lambda: check_conv(gen, 2, 4, 6, (6, 5), padding=1))
+    ran = kernels_run(lambda: check_conv(gen, 4, 6, (6, 5), padding=1))
     chosen = passes.split(",")
     expect = dict(output=("forward" in chosen) + ("data" in chosen), wgrad="weight" in chosen,
                   input=len(chosen))

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ops/launch.h"
 #include "ops/nn_util.h"
 #include "vkml/device.h"
 #include "vkml/errors.h"
@@ -26,19 +27,12 @@ DType data_dtype(const AttentionParams& p) {
 }
 
 // Total bytes of score scratch one call may hold: VKML_ATTENTION_SCRATCH (bytes, for tests),
-// else 256 MiB, at most 1/8 of device-local memory and one allocation (lavapipe: 64 MiB).
-uint64_t scratch_budget(const DeviceCaps& caps) {
+// else 256 MiB within ops::scratch_budget.
+uint64_t score_scratch_budget(const DeviceCaps& caps) {
   if (const char* env = std::getenv("VKML_ATTENTION_SCRATCH")) {
     return std::strtoull(env, nullptr, 10);
   }
-  uint64_t budget = 256 * kMiB;
-  for (const MemoryHeap& h : caps.heaps) {
-    if (h.device_local && h.size) budget = std::min(budget, h.size / 8);
-  }
-  if (caps.max_allocation_size) budget = std::min(budget, caps.max_allocation_size);
-  if (caps.max_storage_buffer_range) budget = std::min(budget, caps.max_storage_buffer_range);
-  if (caps.kind == DeviceKind::kCpu) budget = std::min(budget, 64 * kMiB);
-  return budget;
+  return ops::scratch_budget(caps, 256 * kMiB);
 }
 
 // Scratch bytes per (batch, key head) pair: fp32 buffers plus half copies of P / dS.
@@ -165,13 +159,13 @@ bool applies(const Device& dev, const AttentionParams& p, bool backward) {
   }
   const bool half = p.dtype != nn::kF32;
   const uint64_t per_pair = backward ? pair_bytes(p, 2, half ? 2 : 0) : pair_bytes(p, 1, half);
-  return per_pair <= scratch_budget(dev.caps());
+  return per_pair <= score_scratch_budget(dev.caps());
 }
 
 void forward(Device& dev, const AttentionParams& p, const TensorDesc& lse, const MemRange& mask) {
   const DType dt = data_dtype(p);
   const bool half = dt != DType::kF32;
-  const Chunk c = chunk_for(p, pair_bytes(p, 1, half), scratch_budget(dev.caps()));
+  const Chunk c = chunk_for(p, pair_bytes(p, 1, half), score_scratch_budget(dev.caps()));
   const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * p.kv_len);
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch prob_half(dev, half ? elems * 2 : 0);
@@ -210,7 +204,7 @@ void backward(Device& dev, const AttentionParams& p, const TensorDesc& grad_q,
   const int fp32_buffers = want_ds ? 2 : 1;
   const int half_buffers = half ? (want_ds ? 1 : 0) + (want_v ? 1 : 0) : 0;
   const Chunk c = chunk_for(p, pair_bytes(p, fp32_buffers, half_buffers),
-                            scratch_budget(dev.caps()));
+                            score_scratch_budget(dev.caps()));
   const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * p.kv_len);
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch dprob(dev, want_ds ? elems * 4 : 0);

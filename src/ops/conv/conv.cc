@@ -11,12 +11,16 @@
 
 #include "ops/conv/conv_igemm.h"
 #include "ops/conv/conv_params.h"
+#include "ops/conv/conv_util.h"
 #include "ops/conv/conv_winograd.h"
+#include "ops/nn_util.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 #include "vkml/ops.h"
 
 namespace vkml::ops {
+
+using nn::range_of;
 
 namespace {
 
@@ -43,16 +47,6 @@ int64_t flat_stride(const TensorDesc& t, int first) {
   if (merged.empty()) return 1;
   return merged.size() == 1 ? strides[0] : -1;
 }
-
-// The batch entries [n0, n0 + nb) of t.
-TensorDesc batch_slice(const TensorDesc& t, int64_t n0, int64_t nb) {
-  TensorDesc s = t;
-  s.sizes[0] = nb;
-  s.address += static_cast<uint64_t>(n0 * t.strides[0]) * dtype_size(t.dtype);
-  return s;
-}
-
-MemRange range(const TensorDesc& t) { return {t.address, t.span_bytes()}; }
 
 TensorDesc dense(uint64_t address, DType t, std::vector<int64_t> sizes) {
   TensorDesc d;
@@ -88,13 +82,6 @@ ConvParams base_params(const ConvDesc& c) {
   p.out_channels = static_cast<int32_t>(c.out_channels);
   p.multiplier = static_cast<int32_t>(c.out_channels / c.groups);
   return p;
-}
-
-void set_strides(int64_t out[5], const TensorDesc& t, int spatial) {
-  out[0] = t.strides[0];
-  out[1] = t.strides[1];
-  for (int i = 0; i < 3; ++i) out[2 + i] = 0;
-  for (int i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = t.strides[2 + i];
 }
 
 // Dispatches one of the conv shaders: one thread per work item, or one workgroup per item.
@@ -171,11 +158,11 @@ void im2col(Device& dev, const ConvDesc& c, const TensorDesc& x_chunk, uint64_t 
     spatial_span += std::abs(p.x_strides[d]) * std::max<int64_t>(p.in_size[d - 2], 1);
   }
   if (spatial_span < (int64_t{1} << 31) && has_shader("conv_im2col_rows_u" + bits)) {
-    launch(dev, "conv_im2col_rows_u" + bits, p, false, {range(x_chunk)}, {{col, bytes}},
+    launch(dev, "conv_im2col_rows_u" + bits, p, false, {range_of(x_chunk)}, {{col, bytes}},
            c.in_channels * volume(c.kernel, c.spatial));
     return;
   }
-  launch(dev, "conv_im2col_u" + bits, p, false, {range(x_chunk)}, {{col, bytes}});
+  launch(dev, "conv_im2col_u" + bits, p, false, {range_of(x_chunk)}, {{col, bytes}});
 }
 
 bool is_pointwise(const ConvDesc& c) {
@@ -434,9 +421,9 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
         p.bias = bias->address, p.bias_stride = bias->strides[0], p.flags = VKML_CONV_HAS_BIAS;
       p.batch = static_cast<int32_t>(nb);
       p.work = static_cast<uint32_t>(nb * per_sample);
-      MemRange b = bias ? range(*bias) : MemRange{};
-      launch(dev, "conv_dw_forward_" + dt(c.dtype), p, false, {range(xs), range(w), b},
-             {range(ys)});
+      MemRange b = bias ? range_of(*bias) : MemRange{};
+      launch(dev, "conv_dw_forward_" + dt(c.dtype), p, false,
+             {range_of(xs), range_of(w), b}, {range_of(ys)});
     }
     return;
   }
@@ -500,7 +487,7 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
   const int64_t P = volume(c.out_size, c.spatial), V = volume(c.in_size, c.spatial);
   const int64_t kv = volume(c.kernel, c.spatial);
   const ConvAlgo algo = choose_conv_algo(c);
-  MemRange bias_range = bias ? range(*bias) : MemRange{};
+  MemRange bias_range = bias ? range_of(*bias) : MemRange{};
 
   if (algo == ConvAlgo::kDepthwise) {
     const int64_t per_sample = c.in_channels * V;
@@ -515,8 +502,8 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
       p.x = xs.address, p.y = ys.address, p.w = w.address;
       p.batch = static_cast<int32_t>(nb);
       p.work = static_cast<uint32_t>(nb * per_sample);
-      launch(dev, "conv_dw_backward_data_" + dt(c.dtype), p, false, {range(ys), range(w)},
-             {range(xs)});
+      launch(dev, "conv_dw_backward_data_" + dt(c.dtype), p, false, {range_of(ys), range_of(w)},
+             {range_of(xs)});
     }
     // A depthwise transposed convolution's bias: one more pass through a 1x1 identity is not
     // worth a shader; add it with a k = 0 GEMM (C = C_in + bias) per sample.
@@ -581,7 +568,7 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
     p.work = static_cast<uint32_t>(nb * c.in_channels * V);
     const uint64_t col_bytes = static_cast<uint64_t>(c.in_channels * kv * nb * P) * dtype_size(acc);
     launch(dev, "conv_col2im_" + dt(c.dtype), p, false, {{col.address, col_bytes}, bias_range},
-           {range(xs)});
+           {range_of(xs)});
   }
 }
 
@@ -607,8 +594,8 @@ void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, c
     p.x = x.address, p.y = gy.address, p.w = gw.address;
     p.batch = static_cast<int32_t>(c.batch);
     p.work = static_cast<uint32_t>(c.out_channels * kv);
-    launch(dev, "conv_dw_backward_weight_" + dt(c.dtype), p, true, {range(x), range(gy)},
-           {range(gw)});
+    launch(dev, "conv_dw_backward_weight_" + dt(c.dtype), p, true, {range_of(x), range_of(gy)},
+           {range_of(gw)});
     return;
   }
 
@@ -688,7 +675,7 @@ void conv_backward_bias(Device& dev, const TensorDesc& gy, const TensorDesc& gb)
     fill(dev, gb, Scalar::from_double(0.0));
     return;
   }
-  launch(dev, "conv_bias_grad_" + dt(c.dtype), p, true, {range(gy)}, {range(gb)});
+  launch(dev, "conv_bias_grad_" + dt(c.dtype), p, true, {range_of(gy)}, {range_of(gb)});
 }
 
 }  // namespace vkml::ops

@@ -12,19 +12,23 @@
 
 #include "ops/conv/conv_igemm.h"
 #include "ops/conv/conv_params.h"
+#include "ops/conv/conv_util.h"
+#include "ops/launch.h"
+#include "ops/nn_util.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops {
 
+using nn::range_of;
+
 namespace {
 
-constexpr uint32_t kWinoThreads = 256;
 // The transforms' memory traffic per multiply saved grows as channels shrink: a 3-channel stem
 // lost (H200, 2026-12-03), every ResNet layer from 64 channels won with F(4x4, 3x3) (64->64 at
 // 56x56, batch 32, forward + both gradients: 0.77 against 1.20 ms implicit).
 constexpr int64_t kWinogradMinChannels = 64;
-// Bytes of transformed source and products per chunk of the batch, at most (workspace()).
+// Bytes of transformed source and products per chunk of the batch, within scratch_budget.
 constexpr uint64_t kWinoWorkspace = 512ull << 20;
 constexpr int64_t kMaxItems = (1ll << 31) - 1;
 
@@ -65,14 +69,6 @@ int tile_edge() {
   throw InvalidArgument("vkml: VKML_CONV_WINOGRAD_TILE=" + v + " is not one of: 2, 4");
 }
 
-// The GEMM batch: transformed values per tile, (m + 2)^2.
-int64_t transformed(int m) { return int64_t{m + 2} * (m + 2); }
-
-// Tiles of m x m over a plane of size[0] x size[1].
-int64_t plane_tiles(const int64_t* size, int m) {
-  return ((size[0] + m - 1) / m) * ((size[1] + m - 1) / m);
-}
-
 // The shaders of c's dtype: fp32 tensors, or fp16/bf16 ones widened to fp32 on load.
 std::string stage_shader(const ConvDesc& c, int m, const std::string& stage) {
   return "conv_wino" + std::to_string(m) + "_" + stage + "_" + std::string(dtype_name(c.dtype));
@@ -86,65 +82,55 @@ bool geometry_fits(const ConvDesc& c, bool data_grad) {
     // The input gradient is a convolution of the output gradient padded by 2 - padding.
     if (data_grad && c.padding[i] > 2) return false;
   }
-  for (const char* stage : {"input", "weight", "output", "dy", "wgrad"}) {
-    for (int m : {2, 4}) {
-      if (!has_shader(stage_shader(c, m, stage))) return false;
-    }
-  }
   return true;
-}
-
-MemRange span_of(const TensorDesc& t) { return {t.address, t.span_bytes()}; }
-
-void set_strides4(int64_t out[5], const TensorDesc& t) {
-  out[0] = t.strides[0], out[1] = t.strides[1], out[2] = 0;
-  out[3] = t.strides[2], out[4] = t.strides[3];
 }
 
 void run_stage(Device& dev, const ConvDesc& c, int m, const std::string& stage,
                const ConvParams& p, std::initializer_list<MemRange> reads,
                std::initializer_list<MemRange> writes) {
   if (p.work == 0) return;
-  uint32_t spec[] = {kWinoThreads};
-  const Pipeline& pipe = dev.pipeline(stage_shader(c, m, stage), spec);
-  const uint64_t addr = dev.stream().params(&p, sizeof(p));
-  const int64_t groups = (int64_t{p.work} + kWinoThreads - 1) / kWinoThreads;
-  const uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
-  dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), {reads.begin(), reads.size()},
-                        {writes.begin(), writes.size()});
+  launch_elementwise(dev, stage_shader(c, m, stage), p, p.work, {reads.begin(), reads.size()},
+                     {writes.begin(), writes.size()});
 }
 
-// Samples per chunk when each takes per_sample bytes of transformed buffers and
-// per_sample_items work items per dispatch; 0 where one sample alone is too large.
-// The transformed buffers' budget per chunk: kWinoWorkspace, at most an eighth of device-local
-// memory (small and integrated GPUs) and one allocation; 64 MiB on CPU devices.
-uint64_t workspace(const DeviceCaps& caps) {
-  uint64_t budget = kWinoWorkspace;
-  for (const MemoryHeap& h : caps.heaps) {
-    if (h.device_local && h.size) budget = std::min(budget, h.size / 8);
-  }
-  for (uint64_t cap : {caps.max_allocation_size, caps.max_buffer_size}) {
-    if (cap) budget = std::min(budget, cap);
-  }
-  if (caps.kind == DeviceKind::kCpu) budget = std::min<uint64_t>(budget, 64ull << 20);
-  return budget;
-}
+// The sizes of one Winograd call: output tiles of m x m over a dst_size plane, (m + 2)^2
+// transformed values per tile, and the samples per chunk whose transformed source (C channels)
+// and products (K) fit the budget. nb_max = 0: it does not fit (or its shaders are missing).
+struct WinoPlan {
+  int m = 4;
+  int64_t xi = 0, tiles = 0, nb_max = 0;
+};
 
-int64_t samples_per_chunk(Device& dev, const ConvDesc& c, uint64_t per_sample,
-                          int64_t per_sample_items) {
-  const uint64_t budget = workspace(dev.caps());
-  if (per_sample_items > kMaxItems || per_sample > budget) return 0;
+WinoPlan plan_for(Device& dev, const ConvDesc& c, int64_t C, int64_t K, const int64_t* dst_size) {
+  WinoPlan w;
+  w.m = tile_edge();
+  w.xi = int64_t{w.m + 2} * (w.m + 2);
+  w.tiles = ((dst_size[0] + w.m - 1) / w.m) * ((dst_size[1] + w.m - 1) / w.m);
+  for (const char* stage : {"input", "weight", "output", "dy", "wgrad"}) {
+    if (!has_shader(stage_shader(c, w.m, stage))) return w;
+  }
+  const uint64_t budget = scratch_budget(dev.caps(), kWinoWorkspace);
+  const uint64_t per_sample = static_cast<uint64_t>(w.xi * (C + K) * w.tiles) * 4;
+  const int64_t per_sample_items = std::max(C, K) * w.tiles;
+  const uint64_t kernels = static_cast<uint64_t>(w.xi * K * C) * 4;  // U or dU
+  if (per_sample_items > kMaxItems || per_sample > budget || kernels > budget) return w;
   const uint64_t limit = c.workspace_limit ? c.workspace_limit : budget;  // tests chunk
-  return std::max<int64_t>(1, std::min<int64_t>({c.batch, static_cast<int64_t>(limit / per_sample),
-                                                 kMaxItems / per_sample_items}));
+  const int64_t fit = std::min<int64_t>(
+      {c.batch, static_cast<int64_t>(limit / per_sample), kMaxItems / per_sample_items});
+  w.nb_max = std::max<int64_t>(1, fit);
+  return w;
 }
 
-// Sample n0 onwards of t, nb of them.
-TensorDesc samples(const TensorDesc& t, int64_t n0, int64_t nb) {
-  TensorDesc s = t;
-  s.sizes[0] = nb;
-  s.address += static_cast<uint64_t>(n0 * t.strides[0]) * dtype_size(t.dtype);
-  return s;
+// xi GEMMs in one call: C[i] = A[i] (m x k) * B[i] (k x n), fp32, batch strides as given.
+void batched_gemm(Device& dev, int64_t xi, int64_t m, int64_t n, int64_t k, MatrixView a,
+                  MatrixView b, MatrixView c, bool accumulate) {
+  GemmDesc g;
+  g.m = m, g.n = n, g.k = k;
+  g.batch[0] = xi, g.batch[1] = 1;
+  g.in_dtype = g.out_dtype = DType::kF32;
+  g.a = a, g.b = b, g.c = c;
+  if (accumulate) g.c_in = g.c, g.beta = 1.0;
+  gemm(dev, g);
 }
 
 // The shaders' geometry: a convolution src (C channels, src_size) -> dst (K, dst_size), 3x3,
@@ -163,27 +149,16 @@ ConvParams wino_params(int64_t C, int64_t K, const int64_t* src_size, const int6
   return p;
 }
 
-// V = B^T d B of every tile of src's samples (already sliced to the chunk) into v.
-void transform_input(Device& dev, const ConvDesc& c, int m, const ConvParams& base,
-                     const TensorDesc& src, int64_t T, uint64_t v, uint64_t v_bytes) {
+// A stage over the tiles of one tensor sliced to the chunk: the source (x, C channels: the input
+// stage) or the destination (y, K channels: output, dy), col its transformed buffer, T tiles.
+ConvParams over_tiles(const ConvParams& base, const TensorDesc& t, bool source, uint64_t col,
+                      int64_t T) {
   ConvParams p = base;
-  p.x = src.address;
-  set_strides4(p.x_strides, src);
-  p.col = v;
-  p.batch = static_cast<int32_t>(src.sizes[0]);
-  p.work = static_cast<uint32_t>(base.in_channels * T);
-  run_stage(dev, c, m, "input", p, {span_of(src)}, {{v, v_bytes}});
-}
-
-// A stage over the destination's tiles (output, dy): d sliced to the chunk, col its transformed
-// buffer, T tiles.
-ConvParams over_dst(const ConvParams& base, const TensorDesc& d, uint64_t col, int64_t T) {
-  ConvParams p = base;
-  p.y = d.address;
-  set_strides4(p.y_strides, d);
+  (source ? p.x : p.y) = t.address;
+  set_strides(source ? p.x_strides : p.y_strides, t, 2);
   p.col = col;
-  p.batch = static_cast<int32_t>(d.sizes[0]);
-  p.work = static_cast<uint32_t>(base.out_channels * T);
+  p.batch = static_cast<int32_t>(t.sizes[0]);
+  p.work = static_cast<uint32_t>((source ? base.in_channels : base.out_channels) * T);
   return p;
 }
 
@@ -199,12 +174,11 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   const int64_t K = data_grad ? c.in_channels : c.out_channels;
   const int64_t* src_size = data_grad ? c.out_size : c.in_size;
   const int64_t* dst_size = data_grad ? c.in_size : c.out_size;
-  const int m = tile_edge();
-  const int64_t xi = transformed(m), tiles = plane_tiles(dst_size, m);
-  const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
-  const int64_t nb_max = samples_per_chunk(dev, c, per_sample, std::max(C, K) * tiles);
+  const WinoPlan wp = plan_for(dev, c, C, K, dst_size);
+  if (wp.nb_max == 0) return false;
+  const int m = wp.m;
+  const int64_t xi = wp.xi, tiles = wp.tiles, nb_max = wp.nb_max;
   const uint64_t u_bytes = static_cast<uint64_t>(xi * K * C) * 4;
-  if (nb_max == 0 || u_bytes > workspace(dev.caps())) return false;
   int64_t pad[2];
   for (int i = 0; i < 2; ++i) pad[i] = data_grad ? 2 - c.padding[i] : c.padding[i];
   const ConvParams base = wino_params(C, K, src_size, dst_size, pad);
@@ -214,36 +188,31 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
   {
     ConvParams p = base;
     p.w = w.address;
-    set_strides4(p.w_strides, w);
+    set_strides(p.w_strides, w, 2);
     p.col = u.address;
     p.flags = data_grad ? VKML_CONV_WINO_FLIP : 0u;
     p.work = static_cast<uint32_t>(K * C);
-    run_stage(dev, c, m, "weight", p, {span_of(w)}, {{u.address, u_bytes}});
+    run_stage(dev, c, m, "weight", p, {range_of(w)}, {{u.address, u_bytes}});
   }
   const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
   const uint64_t p_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
   Scratch v(dev, v_bytes), prod(dev, p_bytes);
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
-    const TensorDesc s = samples(src, n0, nb), d = samples(dst, n0, nb);
-    transform_input(dev, c, m, base, s, T, v.address, v_bytes);
+    const TensorDesc s = batch_slice(src, n0, nb), d = batch_slice(dst, n0, nb);
+    run_stage(dev, c, m, "input", over_tiles(base, s, true, v.address, T), {range_of(s)},
+              {{v.address, v_bytes}});
 
-    GemmDesc g;
-    g.m = K, g.n = T, g.k = C;
-    g.batch[0] = xi, g.batch[1] = 1;
-    g.in_dtype = g.out_dtype = DType::kF32;
-    g.a = {u.address, C, 1, {K * C, 0}};
-    g.b = {v.address, T, 1, {C * T, 0}};
-    g.c = {prod.address, T, 1, {K * T, 0}};
-    gemm(dev, g);
+    batched_gemm(dev, xi, K, T, C, {u.address, C, 1, {K * C, 0}}, {v.address, T, 1, {C * T, 0}},
+                 {prod.address, T, 1, {K * T, 0}}, false);
 
-    ConvParams pout = over_dst(base, d, prod.address, T);
+    ConvParams pout = over_tiles(base, d, false, prod.address, T);
     if (bias) {
       pout.bias = bias->address, pout.bias_stride = bias->strides[0];
       pout.flags = VKML_CONV_HAS_BIAS;
     }
-    const MemRange b = bias ? span_of(*bias) : MemRange{};
-    run_stage(dev, c, m, "output", pout, {{prod.address, p_bytes}, b}, {span_of(d)});
+    const MemRange b = bias ? range_of(*bias) : MemRange{};
+    run_stage(dev, c, m, "output", pout, {{prod.address, p_bytes}, b}, {range_of(d)});
   }
   return true;
 }
@@ -252,40 +221,33 @@ bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
                           const TensorDesc& gy, const TensorDesc& gw) {
   if (!geometry_fits(c, false) || !wanted(dev, c, "weight")) return false;
   const int64_t C = c.in_channels, K = c.out_channels;
-  const int m = tile_edge();
-  const int64_t xi = transformed(m), tiles = plane_tiles(c.out_size, m);
-  const uint64_t per_sample = static_cast<uint64_t>(xi * (C + K) * tiles) * 4;
-  const int64_t nb_max = samples_per_chunk(dev, c, per_sample, std::max(C, K) * tiles);
+  const WinoPlan wp = plan_for(dev, c, C, K, c.out_size);
+  if (wp.nb_max == 0) return false;
+  const int m = wp.m;
+  const int64_t xi = wp.xi, tiles = wp.tiles, nb_max = wp.nb_max;
   const uint64_t du_bytes = static_cast<uint64_t>(xi * K * C) * 4;
-  if (nb_max == 0 || du_bytes > workspace(dev.caps())) return false;
   const ConvParams base = wino_params(C, K, c.in_size, c.out_size, c.padding);
   const uint64_t v_bytes = static_cast<uint64_t>(xi * C * tiles * nb_max) * 4;
   const uint64_t y_bytes = static_cast<uint64_t>(xi * K * tiles * nb_max) * 4;
   Scratch v(dev, v_bytes), yt(dev, y_bytes), du(dev, du_bytes);
   for (int64_t n0 = 0; n0 < c.batch; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, c.batch - n0), T = nb * tiles;
-    const TensorDesc xs = samples(x, n0, nb), gys = samples(gy, n0, nb);
-    transform_input(dev, c, m, base, xs, T, v.address, v_bytes);
-    run_stage(dev, c, m, "dy", over_dst(base, gys, yt.address, T), {span_of(gys)},
+    const TensorDesc xs = batch_slice(x, n0, nb), gys = batch_slice(gy, n0, nb);
+    run_stage(dev, c, m, "input", over_tiles(base, xs, true, v.address, T), {range_of(xs)},
+              {{v.address, v_bytes}});
+    run_stage(dev, c, m, "dy", over_tiles(base, gys, false, yt.address, T), {range_of(gys)},
               {{yt.address, y_bytes}});
 
-    // dU[xi] (K x C) (+)= Y'[xi] (K x T) * V[xi]^T (T x C).
-    GemmDesc g;
-    g.m = K, g.n = C, g.k = T;
-    g.batch[0] = xi, g.batch[1] = 1;
-    g.in_dtype = g.out_dtype = DType::kF32;
-    g.a = {yt.address, T, 1, {K * T, 0}};
-    g.b = {v.address, 1, T, {C * T, 0}};
-    g.c = {du.address, C, 1, {K * C, 0}};
-    if (n0 > 0) g.c_in = g.c, g.beta = 1.0;
-    gemm(dev, g);
+    // dU[xi] (K x C) (+)= Y'[xi] (K x T) * V[xi]^T (T x C), summed over the chunks.
+    batched_gemm(dev, xi, K, C, T, {yt.address, T, 1, {K * T, 0}}, {v.address, 1, T, {C * T, 0}},
+                 {du.address, C, 1, {K * C, 0}}, n0 > 0);
   }
   ConvParams p = base;
   p.w = gw.address;
-  set_strides4(p.w_strides, gw);
+  set_strides(p.w_strides, gw, 2);
   p.col = du.address;
   p.work = static_cast<uint32_t>(K * C);
-  run_stage(dev, c, m, "wgrad", p, {{du.address, du_bytes}}, {span_of(gw)});
+  run_stage(dev, c, m, "wgrad", p, {{du.address, du_bytes}}, {range_of(gw)});
   return true;
 }
 

@@ -52,6 +52,19 @@ ivec3 tile_of(int t, int tiles_h, int tiles_w) {
   return ivec3(nh / tiles_h, nh % tiles_h, t % tiles_w);
 }
 
+// Transformed value xi of one (channel, tile) or (k, c) pair at `at`: the planes of the
+// buffer's [xi][.][.] layout lie `plane` floats apart.
+uint64_t xi_address(uint64_t at, uint64_t plane, int xi) { return at + uint64_t(xi) * plane * 4; }
+
+// The a x a transformed values of one pair.
+float[A][A] load_transformed(uint64_t at, uint64_t plane) {
+  float m[A][A];
+  [[unroll]] for (int r = 0; r < A; ++r) {
+    [[unroll]] for (int s = 0; s < A; ++s) m[r][s] = PF32(xi_address(at, plane, r * A + s)).v;
+  }
+  return m;
+}
+
 void main() {
   ConvParams p = pc.p;
   const int tiles_h = (p.out_size[1] + M - 1) / M, tiles_w = (p.out_size[2] + M - 1) / M;
@@ -85,7 +98,7 @@ void main() {
       [[unroll]] for (int s = 0; s < A; ++s) {  // (B^T d) B
         float v = 0.0;
         [[unroll]] for (int j = 0; j < A; ++j) v += e[r][j] * BT[s][j];
-        PF32(at + uint64_t(r * A + s) * plane * 4).v = v;
+        PF32(xi_address(at, plane, r * A + s)).v = v;
       }
     }
   }
@@ -116,7 +129,7 @@ void main() {
     [[unroll]] for (int r = 0; r < A; ++r) {
       [[unroll]] for (int s = 0; s < A; ++s) {  // (G g) G^T
         const float u = e[r][0] * G[s][0] + e[r][1] * G[s][1] + e[r][2] * G[s][2];
-        PF32(at + uint64_t(r * A + s) * plane * 4).v = u;
+        PF32(xi_address(at, plane, r * A + s)).v = u;
       }
     }
   }
@@ -128,10 +141,7 @@ void main() {
     const int t = int(i) % T, k = int(i) / T;
     const ivec3 tl = tile_of(t, tiles_h, tiles_w);
     const uint64_t at = p.col + (uint64_t(k) * uint64_t(T) + uint64_t(t)) * 4;
-    float m[A][A];
-    [[unroll]] for (int r = 0; r < A; ++r) {
-      [[unroll]] for (int s = 0; s < A; ++s) m[r][s] = PF32(at + uint64_t(r * A + s) * plane * 4).v;
-    }
+    const float m[A][A] = load_transformed(at, plane);
     float e[M][A];  // A^T m
     [[unroll]] for (int r = 0; r < M; ++r) {
       [[unroll]] for (int s = 0; s < A; ++s) {
@@ -181,7 +191,7 @@ void main() {
       [[unroll]] for (int s = 0; s < A; ++s) {  // (A d) A^T
         float v = 0.0;
         [[unroll]] for (int j = 0; j < M; ++j) v += e[r][j] * AT[j][s];
-        PF32(at + uint64_t(r * A + s) * plane * 4).v = v;
+        PF32(xi_address(at, plane, r * A + s)).v = v;
       }
     }
   }
@@ -192,10 +202,7 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.work; i += CONV_GRID_STRIDE) {
     const int c = int(i) % C, k = int(i) / C;
     const uint64_t at = p.col + (uint64_t(k) * uint64_t(C) + uint64_t(c)) * 4;
-    float m[A][A];
-    [[unroll]] for (int r = 0; r < A; ++r) {
-      [[unroll]] for (int s = 0; s < A; ++s) m[r][s] = PF32(at + uint64_t(r * A + s) * plane * 4).v;
-    }
+    const float m[A][A] = load_transformed(at, plane);
     float e[3][A];  // G^T m
     [[unroll]] for (int r = 0; r < 3; ++r) {
       [[unroll]] for (int s = 0; s < A; ++s) {
