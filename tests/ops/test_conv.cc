@@ -6,6 +6,7 @@
 
 #include "float_buffers.h"
 #include "ops/conv/conv_igemm.h"
+#include "ops/conv/conv_winograd.h"
 #include "vkml/conv.h"
 #include "vkml/errors.h"
 #include "vkml/profiling.h"
@@ -382,6 +383,41 @@ TEST_F(ConvTest, Winograd) {
   expect_forward_refused({2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
                          "VKML_CONV_WINOGRAD_TILE", "3");
   unsetenv("VKML_CONV_WINOGRAD");
+}
+
+// The rule that picks Winograd with VKML_CONV_WINOGRAD unset, on synthetic devices.
+TEST(ConvWinogradRule, DefaultsPerDtypeAndPass) {
+  DeviceCaps gpu;
+  gpu.kind = DeviceKind::kDiscrete;
+  DeviceCaps tensor_gpu = gpu;
+  tensor_gpu.coopmat = true;
+  tensor_gpu.coopmat_shapes.push_back({16, 16, 16, DType::kF16, DType::kF16, DType::kF32,
+                                       DType::kF32});
+  DeviceCaps cpu = tensor_gpu;
+  cpu.kind = DeviceKind::kCpu;
+  auto desc = [](DType t, int64_t channels, int64_t plane) {
+    ConvDesc c;
+    c.batch = 2, c.in_channels = channels, c.out_channels = channels, c.dtype = t;
+    for (int i = 0; i < 2; ++i) {
+      c.in_size[i] = c.out_size[i] = plane, c.kernel[i] = 3, c.padding[i] = 1;
+    }
+    return c;
+  };
+  for (const char* pass : {"forward", "data", "weight"}) {
+    SCOPED_TRACE(pass);
+    const bool forward = std::string(pass) == "forward";
+    EXPECT_TRUE(ops::winograd_by_default(gpu, desc(DType::kF32, 64, 4), pass));
+    EXPECT_TRUE(ops::winograd_by_default(tensor_gpu, desc(DType::kF32, 64, 4), pass));
+    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kF32, 32, 32), pass));
+    EXPECT_FALSE(ops::winograd_by_default(cpu, desc(DType::kF32, 64, 32), pass));
+    // Halves: the gradients on planes of 64+ positions; the forward without tensor cores.
+    EXPECT_EQ(ops::winograd_by_default(tensor_gpu, desc(DType::kF16, 64, 8), pass), !forward);
+    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kF16, 512, 7), pass));
+    EXPECT_EQ(ops::winograd_by_default(gpu, desc(DType::kF16, 64, 8), pass), true);
+    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kBF16, 48, 32), pass));
+    // No bf16 cooperative matrices on tensor_gpu: its bf16 forward takes Winograd too.
+    EXPECT_TRUE(ops::winograd_by_default(tensor_gpu, desc(DType::kBF16, 64, 8), pass));
+  }
 }
 
 TEST_F(ConvTest, EveryDtype) {

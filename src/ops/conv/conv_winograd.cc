@@ -32,15 +32,32 @@ constexpr int64_t kWinogradMinChannels = 64;
 constexpr uint64_t kWinoWorkspace = 512ull << 20;
 constexpr int64_t kMaxItems = (1ll << 31) - 1;
 
+// Planes below this many output positions keep the cooperative-matrix gradients for fp16/bf16:
+// 512->512 at 4x4 and 7x7 lost (0.90 / 0.73 ms against 0.79 / 0.62 forward + both gradients),
+// 256->256 at 8x8 won (0.85 against 1.30; H200, 2026-12-03).
+constexpr int64_t kHalfMinPlane = 64;
+
+}  // namespace
+
+// fp16/bf16 gradients: 64->64 at 32x32, batch 256, forward + both gradients 1.69 against 8.09 ms
+// (H200). Their forward stays on the cooperative-matrix implicit GEMM, which won on every ResNet
+// layer (ResNet-50 fp16 inference 13.5 ms with Winograd against 12.6).
+bool winograd_by_default(const DeviceCaps& caps, const ConvDesc& c, const std::string& pass) {
+  if (caps.kind == DeviceKind::kCpu) return false;
+  if (std::min(c.in_channels, c.out_channels) < kWinogradMinChannels) return false;
+  if (c.dtype == DType::kF32) return true;
+  if (pass == "forward") return !coopmat_shape_ok(caps, c.dtype);
+  return c.out_size[0] * c.out_size[1] >= kHalfMinPlane;
+}
+
+namespace {
+
 // VKML_CONV_WINOGRAD: 0 off; 1 wherever it applies; a comma-separated subset of forward, data,
 // weight: those passes wherever they apply, the others off; unset: the default rule.
 bool wanted(Device& dev, const ConvDesc& c, const char* pass) {
   const char* env = std::getenv("VKML_CONV_WINOGRAD");
   const std::string mode = env ? env : "";
-  if (mode.empty()) {  // fp16/bf16 (fp32 transforms and GEMMs) only on request: not yet timed
-    return c.dtype == DType::kF32 && dev.caps().kind != DeviceKind::kCpu &&
-           std::min(c.in_channels, c.out_channels) >= kWinogradMinChannels;
-  }
+  if (mode.empty()) return winograd_by_default(dev.caps(), c, pass);
   if (mode == "0" || mode == "1") return mode == "1";
   bool listed = false;
   size_t start = 0;

@@ -25,7 +25,12 @@ layout(constant_id = 2) const uint BN = 256;
 layout(constant_id = 3) const uint BK = 64;
 layout(constant_id = 4) const bool B_T = false;      // B stored [N][K] (K contiguous)
 layout(constant_id = 5) const bool ALIGNED = false;  // strides % 8 == 0, 16-byte aligned bases
-const uint UNROLL = 4;
+layout(constant_id = 6) const uint UNROLL = 4;       // K steps per unrolled iteration
+// Output blocks are visited in groups of GROUP_M block rows so that concurrent workgroups share A
+// and B panels in L2; 0 walks row by row.
+layout(constant_id = 7) const uint GROUP_M = 0;
+// Whether ALIGNED operands are read through 16-byte aligned references (off only for A/B runs).
+layout(constant_id = 8) const bool ALIGN16 = true;
 
 #if defined(IN_BF16)
 #define ELEM bfloat16_t
@@ -44,6 +49,11 @@ const uint UNROLL = 4;
 #endif
 
 layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer InArray { ELEM x[]; };
+// The same where the host promised 16-byte aligned bases (ALIGNED): the driver may then stage
+// with 16-byte loads.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer InArray16 {
+  ELEM x[];
+};
 layout(buffer_reference, std430, buffer_reference_align = OUT_BYTES) writeonly buffer OutArray {
   OUT_ELEM x[];
 };
@@ -84,38 +94,59 @@ void main() {
   const Layout2Fast fb = B_T ? fast_layout_of(N, K, B.col) : fast_layout_of(K, N, B.row);
   tensorViewNV<2, false, 1, 0> transposed_view = createTensorViewNV(2, false, 1, 0);
   const bool k_whole = K % (BK * UNROLL) == 0;
+  const uint tiles = tiles_m * tiles_n;
+  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint wg_count = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
   for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
     const int64_t b0 = z / nb1, b1 = z % nb1;
-    InArray a_buf = InArray(A.address + uint64_t((b0 * A.batch0 + b1 * A.batch1) * 2));
-    InArray b_buf = InArray(B.address + uint64_t((b0 * B.batch0 + b1 * B.batch1) * 2));
+    const uint64_t a_addr = A.address + uint64_t((b0 * A.batch0 + b1 * A.batch1) * 2);
+    const uint64_t b_addr = B.address + uint64_t((b0 * B.batch0 + b1 * B.batch1) * 2);
+    InArray a_buf = InArray(a_addr), b_buf = InArray(b_addr);
+    InArray16 a_buf16 = InArray16(a_addr), b_buf16 = InArray16(b_addr);
     OutArray c_buf =
         OutArray(C.address + uint64_t((b0 * C.batch0 + b1 * C.batch1) * OUT_BYTES));
-    for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
-      for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
-        const uint row0 = tm * BM, col0 = tn * BN;
+    for (uint t = wg; t < tiles; t += wg_count) {
+      uint tm = t / tiles_n, tn = t % tiles_n;
+      if (GROUP_M > 0) {
+        const uint first_m = (t / (GROUP_M * tiles_n)) * GROUP_M;
+        const uint group_rows = min(tiles_m - first_m, GROUP_M);
+        const uint in_group = t % (GROUP_M * tiles_n);
+        tm = first_m + in_group % group_rows;
+        tn = in_group / group_rows;
+      }
+      const uint row0 = tm * BM, col0 = tn * BN;
+      {
         coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> acc =
             coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
         // One K step at k: A's BM x BK and B's BK x BN blocks through layouts la and lb (B as
         // stored: [K][N], or [N][K] read through the transposed view), multiplied into acc.
-        #define K_STEP(la, lb, k)                                                             \
+        #define K_STEP(ab, bb, la, lb, k)                                                     \
           {                                                                                   \
             coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;                       \
             coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;                       \
-            coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(la, row0, BM, k, BK));    \
+            coopMatLoadTensorNV(ma, ab.x, 0, sliceTensorLayoutNV(la, row0, BM, k, BK));       \
             if (B_T) {                                                                        \
-              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, col0, BN, k, BK),   \
+              coopMatLoadTensorNV(mb, bb.x, 0, sliceTensorLayoutNV(lb, col0, BN, k, BK),      \
                                   transposed_view);                                           \
             } else {                                                                          \
-              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, k, BK, col0, BN));  \
+              coopMatLoadTensorNV(mb, bb.x, 0, sliceTensorLayoutNV(lb, k, BK, col0, BN));     \
             }                                                                                 \
             acc = coopMatMulAdd(ma, mb, acc);                                                 \
           }
         if (k_whole && row0 + BM <= uint(M) && col0 + BN <= uint(N)) {  // uniform: wholly inside
-          for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
-            [[unroll]] for (uint u = 0; u < UNROLL; ++u) K_STEP(fa, fb, k0 + u * BK)
+          if (ALIGNED && ALIGN16) {
+            for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
+              [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+                K_STEP(a_buf16, b_buf16, fa, fb, k0 + u * BK)
+              }
+            }
+          } else {
+            for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
+              [[unroll]] for (uint u = 0; u < UNROLL; ++u) K_STEP(a_buf, b_buf, fa, fb, k0 + u * BK)
+            }
           }
         } else {
-          for (uint k0 = 0; k0 < uint(K); k0 += BK) K_STEP(ta, tb, k0)
+          for (uint k0 = 0; k0 < uint(K); k0 += BK) K_STEP(a_buf, b_buf, ta, tb, k0)
         }
         coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> result =
             coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);

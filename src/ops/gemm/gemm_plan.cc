@@ -391,6 +391,12 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   return true;
 }
 
+// An unsigned tuning variable, or `fallback` where it is unset.
+uint32_t env_u32(const char* name, uint32_t fallback) {
+  const char* e = std::getenv(name);
+  return e && *e ? uint32_t(std::strtoul(e, nullptr, 10)) : fallback;
+}
+
 // The experimental VK_NV_cooperative_matrix2 kernel (gemm_cm2_*, enabled by VKML_COOPMAT2=1):
 // halves with row-major A and C, B row-major or K-contiguous (B_T), strides below 2^32, and a
 // plain epilogue, no split-K. Tiles after ggml's {threads, BM, BN, BK}: 256x128x256x64 for large
@@ -432,9 +438,13 @@ bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
     }
   }
   if (t[0] > caps.max_workgroup_invocations) return false;
+  // K steps per unrolled loop iteration and the tile-row grouping (0: row by row), for sweeps.
+  const uint32_t unroll = env_u32("VKML_GEMM_CM2_UNROLL", 4);
+  const uint32_t group_m = env_u32("VKML_GEMM_CM2_GROUP", 0);
   plan->kernel = GemmKernel::kCoopMat2;
   plan->shader = shader;
-  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u};
+  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u, std::max(unroll, 1u), group_m,
+                env_u32("VKML_GEMM_CM2_ALIGN16", 1) ? 1u : 0u};
   plan->tile_m = t[1];
   plan->tile_n = t[2];
   return true;
