@@ -29,8 +29,6 @@ layout(constant_id = 6) const uint UNROLL = 4;       // K steps per unrolled ite
 // Output blocks are visited in groups of GROUP_M block rows so that concurrent workgroups share A
 // and B panels in L2; 0 walks row by row.
 layout(constant_id = 7) const uint GROUP_M = 0;
-// Whether ALIGNED operands are read through 16-byte aligned references (off only for A/B runs).
-layout(constant_id = 8) const bool ALIGN16 = true;
 
 #if defined(IN_BF16)
 #define ELEM bfloat16_t
@@ -49,11 +47,6 @@ layout(constant_id = 8) const bool ALIGN16 = true;
 #endif
 
 layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer InArray { ELEM x[]; };
-// The same where the host promised 16-byte aligned bases (ALIGNED): the driver may then stage
-// with 16-byte loads.
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer InArray16 {
-  ELEM x[];
-};
 layout(buffer_reference, std430, buffer_reference_align = OUT_BYTES) writeonly buffer OutArray {
   OUT_ELEM x[];
 };
@@ -99,10 +92,8 @@ void main() {
   const uint wg_count = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
   for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
     const int64_t b0 = z / nb1, b1 = z % nb1;
-    const uint64_t a_addr = A.address + uint64_t((b0 * A.batch0 + b1 * A.batch1) * 2);
-    const uint64_t b_addr = B.address + uint64_t((b0 * B.batch0 + b1 * B.batch1) * 2);
-    InArray a_buf = InArray(a_addr), b_buf = InArray(b_addr);
-    InArray16 a_buf16 = InArray16(a_addr), b_buf16 = InArray16(b_addr);
+    InArray a_buf = InArray(A.address + uint64_t((b0 * A.batch0 + b1 * A.batch1) * 2));
+    InArray b_buf = InArray(B.address + uint64_t((b0 * B.batch0 + b1 * B.batch1) * 2));
     OutArray c_buf =
         OutArray(C.address + uint64_t((b0 * C.batch0 + b1 * C.batch1) * OUT_BYTES));
     for (uint t = wg; t < tiles; t += wg_count) {
@@ -120,33 +111,25 @@ void main() {
             coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
         // One K step at k: A's BM x BK and B's BK x BN blocks through layouts la and lb (B as
         // stored: [K][N], or [N][K] read through the transposed view), multiplied into acc.
-        #define K_STEP(ab, bb, la, lb, k)                                                     \
+        #define K_STEP(la, lb, k)                                                             \
           {                                                                                   \
             coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;                       \
             coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;                       \
-            coopMatLoadTensorNV(ma, ab.x, 0, sliceTensorLayoutNV(la, row0, BM, k, BK));       \
+            coopMatLoadTensorNV(ma, a_buf.x, 0, sliceTensorLayoutNV(la, row0, BM, k, BK));    \
             if (B_T) {                                                                        \
-              coopMatLoadTensorNV(mb, bb.x, 0, sliceTensorLayoutNV(lb, col0, BN, k, BK),      \
+              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, col0, BN, k, BK),   \
                                   transposed_view);                                           \
             } else {                                                                          \
-              coopMatLoadTensorNV(mb, bb.x, 0, sliceTensorLayoutNV(lb, k, BK, col0, BN));     \
+              coopMatLoadTensorNV(mb, b_buf.x, 0, sliceTensorLayoutNV(lb, k, BK, col0, BN));  \
             }                                                                                 \
             acc = coopMatMulAdd(ma, mb, acc);                                                 \
           }
         if (k_whole && row0 + BM <= uint(M) && col0 + BN <= uint(N)) {  // uniform: wholly inside
-          if (ALIGNED && ALIGN16) {
-            for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
-              [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
-                K_STEP(a_buf16, b_buf16, fa, fb, k0 + u * BK)
-              }
-            }
-          } else {
-            for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
-              [[unroll]] for (uint u = 0; u < UNROLL; ++u) K_STEP(a_buf, b_buf, fa, fb, k0 + u * BK)
-            }
+          for (uint k0 = 0; k0 < uint(K); k0 += BK * UNROLL) {
+            [[unroll]] for (uint u = 0; u < UNROLL; ++u) K_STEP(fa, fb, k0 + u * BK)
           }
         } else {
-          for (uint k0 = 0; k0 < uint(K); k0 += BK) K_STEP(a_buf, b_buf, ta, tb, k0)
+          for (uint k0 = 0; k0 < uint(K); k0 += BK) K_STEP(ta, tb, k0)
         }
         coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> result =
             coopmat<OUT_ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);

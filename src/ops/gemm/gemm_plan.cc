@@ -443,8 +443,7 @@ bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
   const uint32_t group_m = env_u32("VKML_GEMM_CM2_GROUP", 0);
   plan->kernel = GemmKernel::kCoopMat2;
   plan->shader = shader;
-  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u, std::max(unroll, 1u), group_m,
-                env_u32("VKML_GEMM_CM2_ALIGN16", 1) ? 1u : 0u};
+  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u, std::max(unroll, 1u), group_m};
   plan->tile_m = t[1];
   plan->tile_n = t[2];
   return true;
