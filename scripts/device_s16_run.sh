@@ -1,0 +1,50 @@
+#!/bin/bash
+# On the GPU machine, the sixteenth session (each part under 10 minutes; carry .vktc, .devpy and
+# .fmnist):
+#   part m: the five model benchmarks beside CUDA with nvidia-smi sampling clocks and throttle
+#           reasons (the intermittent slow ResNet-50 fp16 state), then fp32 SIMT GEMM tiles with
+#           the driver's register counts (VKML_PIPELINE_STATS): 128x128 tiles of 256 threads and
+#           512-thread tiles, whose workgroup size caps registers at 128 (twice the warps per SM).
+#   part v: bench/variance_probe.py (the same layer's wall, GPU and batched times, allocations and
+#           submissions per round) with the default algorithms and with Winograd off, then the
+#           fp32 tile sweep of part m on two shapes.
+#   part t is device_s15_run.sh t (the suites and the fp16 layers under the new default).
+# Usage: bash scripts/device_s16_run.sh m|v. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-m}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+S=VKML_GEMM_SIMT_TILE
+configs="cm1:;cm1-128x128w32x64:$S=128x128x16x32x64x8x8;cm1-128x128w64x32:$S=128x128x16x64x32x8x8"
+configs+=";cm1-128x128k8:$S=128x128x8x32x64x8x8;cm1-512t-128x128:$S=128x128x16x32x32x8x4"
+configs+=";cm1-256t-128x64:$S=128x64x16x32x32x8x4;cm1-256t-64x128:$S=64x128x16x32x32x4x8"
+f32_sweep() {  # shapes
+  VKML_PIPELINE_STATS=1 timeout $((585 - SECONDS)) python3 bench/gemm_cm2_sweep.py --dtypes float32 \
+    --shapes "$1" --configs "$configs" --json $OUT/gemm_sweep_f32.json > $OUT/gemm_sweep_f32.txt 2>&1
+  grep -v "pipeline stats" $OUT/gemm_sweep_f32.txt | grep -v "^ *$"
+  grep "pipeline stats: gemm_simt" $OUT/gemm_sweep_f32.txt | sort -u |
+    sed -E 's/vkml pipeline stats: //; s/; (Binary Size|Local Memory Size)=[0-9]+//g'
+}
+if [ "$PART" = v ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 250 > $OUT/smi.csv 2>&1 &
+  smi=$!
+  timeout 120 python3 bench/variance_probe.py --rounds 8 --calls 30 2>&1 | tee $OUT/variance.txt
+  VKML_CONV_WINOGRAD=0 timeout 120 python3 bench/variance_probe.py --rounds 4 --calls 30 2>&1 |
+    tee -a $OUT/variance.txt
+  kill $smi
+  f32_sweep 8192x8192x8192,12608x3072x768
+elif [ "$PART" = m ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 250 > $OUT/smi.csv 2>&1 &
+  smi=$!
+  timeout 330 python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
+    grep -E "model|loss|fallbacks"
+  kill $smi
+  awk -F', ' 'NR > 1 {n++; c += $2; if ($6 != "0x0000000000000000" && $6 != "0x0000000000000001") t++}
+    END {printf "smi: %d samples, mean SM clock %.0f MHz, %d with a throttle reason beyond idle\n", n, c / n, t}' $OUT/smi.csv
+  f32_sweep 8192x8192x8192,12608x3072x768,262144x576x64
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
