@@ -7,6 +7,7 @@
 #           512-thread tiles, whose workgroup size caps registers at 128 (twice the warps per SM).
 #   part v: bench/variance_probe.py (the same layer's wall, GPU and batched times, allocations and
 #           submissions per round) with the default algorithms and with Winograd off, then the
+#           SM clock and power under vkml's GEMM and cuBLAS (bench/gemm_clock_probe.py), then the
 #           fp32 tile sweep of part m on two shapes.
 #   part t is device_s15_run.sh t (the suites and the fp16 layers under the new default).
 # Usage: bash scripts/device_s16_run.sh m|v. Summary to stdout; logs to $OUT.
@@ -35,6 +36,7 @@ if [ "$PART" = v ]; then
   VKML_CONV_WINOGRAD=0 timeout 120 python3 bench/variance_probe.py --rounds 4 --calls 30 2>&1 |
     tee -a $OUT/variance.txt
   kill $smi
+  timeout 60 python3 bench/gemm_clock_probe.py --seconds 4 2>&1 | tee $OUT/clock.txt
   f32_sweep 8192x8192x8192,12608x3072x768
 elif [ "$PART" = m ]; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
