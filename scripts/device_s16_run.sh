@@ -6,7 +6,7 @@
 #           the driver's register counts (VKML_PIPELINE_STATS): 128x128 tiles of 256 threads and
 #           512-thread tiles, whose workgroup size caps registers at 128 (twice the warps per SM).
 #   part v: bench/variance_probe.py (the same layer's wall, GPU and batched times, allocations and
-#           submissions per round) with the default algorithms and with Winograd off, then the
+#           submissions per round) with the default algorithms, with Winograd off and with a polled wait, then the
 #           SM clock and power under vkml's GEMM and cuBLAS (bench/gemm_clock_probe.py), then the
 #           fp32 tile sweep of part m on two shapes.
 #   part t is device_s15_run.sh t (the suites and the fp16 layers under the new default).
@@ -34,6 +34,8 @@ if [ "$PART" = v ]; then
   smi=$!
   timeout 120 python3 bench/variance_probe.py --rounds 8 --calls 30 2>&1 | tee $OUT/variance.txt
   VKML_CONV_WINOGRAD=0 timeout 120 python3 bench/variance_probe.py --rounds 4 --calls 30 2>&1 |
+    tee -a $OUT/variance.txt
+  VKML_SYNC_SPIN_US=5000 timeout 120 python3 bench/variance_probe.py --rounds 4 --calls 30 2>&1 |
     tee -a $OUT/variance.txt
   kill $smi
   timeout 60 python3 bench/gemm_clock_probe.py --seconds 4 2>&1 | tee $OUT/clock.txt

@@ -1,6 +1,7 @@
 // Batched command recording and submission on one timeline semaphore.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -49,6 +50,7 @@ struct Stream::Impl {
   uint32_t batch_limit = 64;
   uint64_t cost_in_current = 0;
   uint64_t cost_limit = kDefaultSubmitCost;
+  uint32_t spin_us = 0;  // microseconds of polling before a blocking wait
   std::atomic<uint64_t>* submissions = nullptr;       // Stream's counters
   std::atomic<uint64_t>* cost_submissions = nullptr;
   std::deque<std::pair<VkCommandBuffer, uint64_t>> in_flight;
@@ -153,6 +155,12 @@ struct Stream::Impl {
   void wait(uint64_t value) {
     if (value > submitted) submit(true);
     if (completed >= value) return;
+    if (spin_us > 0) {  // poll first: a blocking wait may wake up late (VKML_SYNC_SPIN_US)
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+      while (poll() < value && std::chrono::steady_clock::now() < until) {
+      }
+      if (completed >= value) return;
+    }
     VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     wi.semaphoreCount = 1;
     wi.pSemaphores = &timeline;
@@ -244,6 +252,9 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
   const char* prof = std::getenv("VKML_PROFILE");
   if (prof && std::atoi(prof) > 0 && device.caps().timestamps) {
     impl_->profiler.enable(impl_->vk.device, impl_->batch_limit, device.caps().timestamp_period_ns);
+  }
+  if (const char* w = std::getenv("VKML_SYNC_SPIN_US")) {
+    impl_->spin_us = static_cast<uint32_t>(std::strtoul(w, nullptr, 10));
   }
   if (const char* c = std::getenv("VKML_SUBMIT_COST")) {
     impl_->cost_limit = std::strtoull(c, nullptr, 10);
