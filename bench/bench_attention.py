@@ -19,14 +19,14 @@ import torch.nn.functional as F
 
 import torch_vkml  # noqa: F401  (registers the vkml device)
 
+from bench.timing import warm_up
+
 DEFAULT_SHAPES = "1x8x512x64,4x16x1024x64,2x16x2048x128,1x32x4096x128"
 
 
 def time_device(fn, sync, warmup: int, repeat: int) -> float:
     """Median seconds of one call, each sample synchronised."""
-    for _ in range(warmup):
-        fn()
-    sync()
+    warm_up(fn, sync, warmup)
     samples = []
     for _ in range(repeat):
         t0 = time.perf_counter()

@@ -16,6 +16,8 @@ import torch
 
 import torch_vkml  # noqa: F401  (registers the vkml device)
 
+from bench.timing import warm_up
+
 DEFAULT_SHAPES = "128x128x128,256x256x256,512x512x512,1024x1024x1024,64x4096x1024t,4096x4096x1"
 
 
@@ -27,9 +29,7 @@ def parse_shape(text: str) -> tuple[int, int, int, bool]:
 
 def time_device(fn, sync, warmup: int, repeat: int, min_seconds: float, inner: int = 1) -> float:
     """Median seconds of one call; each sample is `inner` calls then a synchronisation."""
-    for _ in range(warmup):
-        fn()
-    sync()
+    warm_up(fn, sync, warmup)
     samples = []
     start = time.perf_counter()
     while len(samples) < repeat or (

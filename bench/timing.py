@@ -43,13 +43,33 @@ def reference_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def warmup_seconds() -> float:
+    """How long warm-up lasts at least: an H200 ran the first ~0.2-0.3 s of work after an idle
+    spell or new pipelines 2-5x slower, in GPU timestamps too (bench/variance_probe.py), so a few
+    calls are not enough there. None on CPU devices (lavapipe), where CI times only smoke runs."""
+    env = os.environ.get("VKML_BENCH_WARMUP_SECONDS")
+    if env:
+        return float(env)
+    return 0.0 if cpu_device() else 1.0
+
+
+def warm_up(fn: Callable[[], object], sync: Callable[[], None], calls: int,
+            seconds: float | None = None) -> None:
+    """At least `calls` calls, and at least `seconds` of them (warmup_seconds() unless given)."""
+    seconds = warmup_seconds() if seconds is None else seconds
+    start = time.perf_counter()
+    done = 0
+    while done < calls or time.perf_counter() - start < seconds:
+        fn()
+        sync()
+        done += 1
+
+
 def median_seconds(fn: Callable[[], object], device: str, warmup: int = 3, repeat: int = 10,
                    inner: int = 1, min_seconds: float = 0.3, max_samples: int = 50) -> float:
-    """Median seconds per call of fn on device."""
+    """Median seconds per call of fn on device (after warm_up)."""
     sync = sync_for(device)
-    for _ in range(warmup):
-        fn()
-    sync()
+    warm_up(fn, sync, warmup)
     samples: list[float] = []
     start = time.perf_counter()
     while len(samples) < repeat or (

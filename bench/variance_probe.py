@@ -70,19 +70,23 @@ def main() -> None:
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds of GPU idleness before each round (clock and power states)")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype)
     small = "llvmpipe" in torch_vkml.device_name().lower()
     layers = [(ci, co, k, s, min(hw, 8), 2) for ci, co, k, s, hw, _ in LAYERS] if small else LAYERS
     print(f"device {torch_vkml.device_name()}, dtype {args.dtype}, "
-          f"VKML_CONV_WINOGRAD={os.environ.get('VKML_CONV_WINOGRAD')}")
+          f"VKML_CONV_WINOGRAD={os.environ.get('VKML_CONV_WINOGRAD')}, idle {args.idle} s, "
+          f"cache {os.environ.get('VKML_CACHE_DIR')}")
     for layer in layers:
         fn = conv_step(*layer, dtype)
-        for _ in range(3):
+        for _ in range(3):  # pipelines; deliberately no time-based warm-up (round 0 shows the rest)
             fn()
         torch.vkml.synchronize()
         print(f"{layer[0]}->{layer[1]} k{layer[2]}s{layer[3]} @{layer[4]} b{layer[5]}", flush=True)
         for r in range(args.rounds):
+            time.sleep(args.idle)
             print(f"  round {r}: {one_round(fn, args.calls)}", flush=True)
 
 

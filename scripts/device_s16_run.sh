@@ -10,7 +10,10 @@
 #           SM clock and power under vkml's GEMM and cuBLAS (bench/gemm_clock_probe.py), then the
 #           fp32 tile sweep of part m on two shapes.
 #   part t is device_s15_run.sh t (the suites and the fp16 layers under the new default).
-# Usage: bash scripts/device_s16_run.sh m|v. Summary to stdout; logs to $OUT.
+#   part w: whether round 0's slowness follows new pipelines or any idle spell (the probe with an
+#           empty pipeline cache, again with it filled, then with 2 s idle before each round),
+#           then the models of part m (timed after a warm-up of at least 1 s) without the sweep.
+# Usage: bash scripts/device_s16_run.sh m|v|w. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
 source scripts/device_build_env.sh
@@ -40,7 +43,15 @@ if [ "$PART" = v ]; then
   kill $smi
   timeout 60 python3 bench/gemm_clock_probe.py --seconds 4 2>&1 | tee $OUT/clock.txt
   f32_sweep 8192x8192x8192,12608x3072x768
-elif [ "$PART" = m ]; then
+elif [ "$PART" = w ]; then
+  # Round 0's slowness: new pipelines (an empty cache), or any idle spell (a warm cache, then idle)?
+  probe() { timeout 60 python3 bench/variance_probe.py --rounds 3 --calls 10 "$@" 2>&1 |
+    tee -a $OUT/variance.txt | grep -E "device|round 0|round 1"; }
+  VKML_CACHE_DIR=/tmp/cold-cache probe
+  VKML_CACHE_DIR=/tmp/cold-cache probe
+  VKML_CACHE_DIR=/tmp/cold-cache probe --idle 2
+fi
+if [ "$PART" = m ] || [ "$PART" = w ]; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
     --format=csv -lms 250 > $OUT/smi.csv 2>&1 &
   smi=$!
@@ -49,6 +60,6 @@ elif [ "$PART" = m ]; then
   kill $smi
   awk -F', ' 'NR > 1 {n++; c += $2; if ($6 != "0x0000000000000000" && $6 != "0x0000000000000001") t++}
     END {printf "smi: %d samples, mean SM clock %.0f MHz, %d with a throttle reason beyond idle\n", n, c / n, t}' $OUT/smi.csv
-  f32_sweep 8192x8192x8192,12608x3072x768,262144x576x64
+  [ "$PART" = m ] && f32_sweep 8192x8192x8192,12608x3072x768,262144x576x64
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
