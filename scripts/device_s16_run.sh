@@ -12,7 +12,8 @@
 #   part t is device_s15_run.sh t (the suites and the fp16 layers under the new default).
 #   part w: whether round 0's slowness follows new pipelines or any idle spell (the probe with an
 #           empty pipeline cache, again with it filled, then with 2 s idle before each round),
-#           then the models of part m (timed after a warm-up of at least 1 s) without the sweep.
+#           then the models of part m (timed after a warm-up of at least 1 s) without the sweep,
+#           then the fp16 layers default (Winograd gradients) against implicit, warmed up alike.
 # Usage: bash scripts/device_s16_run.sh m|v|w. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
@@ -61,5 +62,8 @@ if [ "$PART" = m ] || [ "$PART" = w ]; then
   awk -F', ' 'NR > 1 {n++; c += $2; if ($6 != "0x0000000000000000" && $6 != "0x0000000000000001") t++}
     END {printf "smi: %d samples, mean SM clock %.0f MHz, %d with a throttle reason beyond idle\n", n, c / n, t}' $OUT/smi.csv
   [ "$PART" = m ] && f32_sweep 8192x8192x8192,12608x3072x768,262144x576x64
+  [ "$PART" = w ] && timeout $((585 - SECONDS)) python3 bench/bench_conv_algos.py --dtype float16 \
+    --algos default,implicit --passes fwd+bwd --json $OUT/conv_algos_f16_default.json 2>&1 |
+    grep -E "k3s1|layer"
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
