@@ -14,13 +14,20 @@
 #           empty pipeline cache, again with it filled, then with 2 s idle before each round),
 #           then the models of part m (timed after a warm-up of at least 1 s) without the sweep,
 #           then the fp16 layers default (Winograd gradients) against implicit, warmed up alike.
-# Usage: bash scripts/device_s16_run.sh m|v|w. Summary to stdout; logs to $OUT.
+#   part r: the first second after an idle spell, vkml against CUDA (bench/idle_ramp_probe.py).
+# Usage: bash scripts/device_s16_run.sh m|v|w|r. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
 source scripts/device_build_env.sh
 export PYTHONPATH=$PWD:$PWD/.devpy
 t0=$SECONDS
-timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+[ "$PART" != r ] &&
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+if [ "$PART" = r ]; then
+  for idle in 2 0.5; do
+    timeout 60 python3 bench/idle_ramp_probe.py --idle $idle 2>&1 | tee -a $OUT/ramp.txt
+  done
+fi
 S=VKML_GEMM_SIMT_TILE
 configs="cm1:;cm1-128x128w32x64:$S=128x128x16x32x64x8x8;cm1-128x128w64x32:$S=128x128x16x64x32x8x8"
 configs+=";cm1-128x128k8:$S=128x128x8x32x64x8x8;cm1-512t-128x128:$S=128x128x16x32x32x8x4"
