@@ -15,17 +15,26 @@
 #           then the models of part m (timed after a warm-up of at least 1 s) without the sweep,
 #           then the fp16 layers default (Winograd gradients) against implicit, warmed up alike.
 #   part r: the first second after an idle spell, vkml against CUDA (bench/idle_ramp_probe.py).
-# Usage: bash scripts/device_s16_run.sh m|v|w|r. Summary to stdout; logs to $OUT.
+#   part s: fp32 products split into fp16 tensor-core GEMMs (VKML_GEMM_F32_SPLIT): its tests, then
+#           speed and error against cuBLAS and the SIMT kernel (bench/gemm_f32_split_check.py),
+#           then part r.
+# Usage: bash scripts/device_s16_run.sh m|v|w|r|s. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
 source scripts/device_build_env.sh
 export PYTHONPATH=$PWD:$PWD/.devpy
 t0=$SECONDS
-[ "$PART" != r ] &&
+[ "$PART" != r ] && [ "$PART" != s ] &&
   timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
-if [ "$PART" = r ]; then
+if [ "$PART" = s ]; then
+  VKML_FALLBACK=error timeout 60 python3 -m pytest -q -p no:cacheprovider \
+    tests/torch/test_gemm_f32_split.py tests/torch/test_gemm.py 2>&1 | tail -3
+  timeout $((500 - SECONDS)) python3 bench/gemm_f32_split_check.py --json $OUT/f32_split.json 2>&1 |
+    tee $OUT/f32_split.txt
+fi
+if [ "$PART" = r ] || [ "$PART" = s ]; then
   for idle in 2 0.5; do
-    timeout 60 python3 bench/idle_ramp_probe.py --idle $idle 2>&1 | tee -a $OUT/ramp.txt
+    timeout $((590 - SECONDS)) python3 bench/idle_ramp_probe.py --idle $idle 2>&1 | tee -a $OUT/ramp.txt
   done
 fi
 S=VKML_GEMM_SIMT_TILE

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ops/gemm/gemm_f32_split.h"
 #include "ops/gemm/gemm_params.h"
 #include "vkml/errors.h"
 
@@ -103,6 +104,10 @@ void gemm(Device& dev, const GemmDesc& desc) {
   validate_gemm(desc, caps);
   const int64_t batches = desc.batch[0] * desc.batch[1];
   if (desc.m == 0 || desc.n == 0 || batches == 0) return;
+  if (desc.k > 0 && gemm_f32_split_wanted(desc, caps)) {
+    gemm_f32_split(dev, desc);
+    return;
+  }
 
   GemmPlan plan = choose_gemm_plan(desc, caps);
   const GemmDesc& d = plan.problem;

@@ -59,3 +59,6 @@ foreach(out bf16 f32)
   vkml_shader(NAME gemm_cm2_bf16_${out} SOURCE ${_dir}/gemm_cm2.comp
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat coopmat2 bf16)
 endforeach()
+# fp32 products on fp16 tensor cores (gemm_f32_split.cc): the split and the final scaling.
+vkml_shader(NAME gemm_split_f16 SOURCE ${_dir}/gemm_split_f16.comp INCLUDE ${_dir})
+vkml_shader(NAME gemm_split_scale SOURCE ${_dir}/gemm_split_scale.comp INCLUDE ${_dir})

@@ -1,0 +1,107 @@
+// fp32 products on fp16 tensor cores: each operand line (a row of A, a column of B) is scaled by
+// a power of two and split into fp16 hi and lo parts (gemm_split_f16.comp), then
+//   C = A_hi B_hi + 2^-11 [A_hi | A_lo] [B_lo ; B_hi]
+// (the correction's hi copies hold 0 where an element is not finite, so inf * 0 makes no NaN)
+// as two cooperative-matrix GEMMs with fp32 accumulation (the second of depth 2K, adding the
+// first through beta), and the scales are undone (gemm_split_scale.comp). Three fp16 products per
+// fp32 one: on the H200 the fp16 kernel runs 263 TFLOP/s against cuBLAS's 51 in fp32
+// (docs/performance.md). Opt-in (VKML_GEMM_F32_SPLIT=1) until its accuracy and speed are
+// measured on a GPU; VKML_GEMM_F32_SPLIT=force takes it on any device (tests on lavapipe).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "ops/gemm/gemm_f32_split.h"
+#include "vkml/gemm.h"
+
+namespace vkml::ops {
+
+namespace {
+
+struct SplitPush {
+  uint64_t src, dst, exponents;
+  int64_t lines, length, line_stride, elem_stride, ld, hi_off, hi2_off, lo_off;
+};
+
+struct ScalePush {
+  uint64_t c, ea, eb;
+  int64_t m, n, row_stride, col_stride;
+};
+
+uint32_t groups(int64_t wanted, const DeviceCaps& caps) {
+  const int64_t limit = std::min<int64_t>(caps.max_workgroup_count[0], 65535);
+  return static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, limit));
+}
+
+// Splits `lines` lines of `length` fp32 elements into dst (fp16, line o at o * 3 * length, its
+// three parts at the given offsets).
+void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64_t line_stride,
+                 int64_t elem_stride, uint64_t dst, int64_t hi_off, int64_t hi2_off,
+                 int64_t lo_off, uint64_t exponents) {
+  // Neighbouring lines adjacent in memory (a row-major B's columns): 32 lines per workgroup.
+  const uint32_t outer = (line_stride == 1 && elem_stride != 1) ? 32u : 1u;
+  const uint32_t spec[] = {256, outer};
+  const Pipeline& pipe = dev.pipeline("gemm_split_f16", spec);
+  SplitPush p{src,        dst,         exponents,  lines,   length,
+              line_stride, elem_stride, 3 * length, hi_off, hi2_off, lo_off};
+  const uint64_t src_bytes =
+      static_cast<uint64_t>((lines - 1) * line_stride + (length - 1) * elem_stride + 1) * 4;
+  const MemRange reads[] = {{src, src_bytes}};
+  const MemRange writes[] = {{dst, static_cast<uint64_t>(lines * 3 * length * 2)},
+                             {exponents, static_cast<uint64_t>(lines * 4)}};
+  dev.stream().dispatch(pipe, groups((lines + outer - 1) / outer, dev.caps()), 1, 1, &p,
+                        sizeof(p), reads, writes,
+                        static_cast<uint64_t>(lines * length));
+}
+
+}  // namespace
+
+bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
+  const char* env = std::getenv("VKML_GEMM_F32_SPLIT");
+  const bool forced = env && std::strcmp(env, "force") == 0;  // any device: tests on lavapipe
+  if (!env || (std::strcmp(env, "1") != 0 && !forced)) return false;
+  if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
+  if (d.batch[0] * d.batch[1] != 1 || d.alpha != 1.0 || d.beta != 0.0 || d.bias.address) {
+    return false;
+  }
+  if (d.m < 1 || d.n < 1 || d.k < 1) return false;
+  return forced || (caps.kind != DeviceKind::kCpu && coopmat_shape_ok(caps, DType::kF16));
+}
+
+void gemm_f32_split(Device& dev, const GemmDesc& d) {
+  const int64_t m = d.m, n = d.n, k = d.k;
+  // Operands as lines of 3K halves: A by rows [hi | hi2 | lo], B by columns [hi | lo | hi2]
+  // (k contiguous), so that the correction [A_hi2 | A_lo] x [B_lo ; B_hi2] pairs hi with lo.
+  const uint64_t a_cat = dev.allocate(static_cast<uint64_t>(m * 3 * k * 2));
+  const uint64_t b_cat = dev.allocate(static_cast<uint64_t>(n * 3 * k * 2));
+  const uint64_t ea = dev.allocate(static_cast<uint64_t>(m * 4));
+  const uint64_t eb = dev.allocate(static_cast<uint64_t>(n * 4));
+  split_lines(dev, d.a.address, m, k, d.a.row_stride, d.a.col_stride, a_cat, 0, k, 2 * k, ea);
+  split_lines(dev, d.b.address, n, k, d.b.col_stride, d.b.row_stride, b_cat, 0, 2 * k, k, eb);
+
+  GemmDesc main = d;  // C = A_hi B_hi
+  main.in_dtype = DType::kF16;
+  main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
+  main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
+  gemm(dev, main);
+  GemmDesc corr = main;  // C += 2^-11 [A_hi2 | A_lo] [B_lo ; B_hi2]
+  corr.k = 2 * k;
+  corr.a = MatrixView{a_cat + static_cast<uint64_t>(k) * 2, 3 * k, 1, {0, 0}};
+  corr.b = MatrixView{b_cat + static_cast<uint64_t>(k) * 2, 1, 3 * k, {0, 0}};
+  corr.alpha = 1.0 / 2048.0;
+  corr.beta = 1.0;
+  corr.c_in = d.c;
+  gemm(dev, corr);
+
+  const uint32_t spec[] = {256};
+  const Pipeline& scale = dev.pipeline("gemm_split_scale", spec);
+  ScalePush p{d.c.address, ea, eb, m, n, d.c.row_stride, d.c.col_stride};
+  const MemRange c_range = matrix_range(d.c, DType::kF32, m, n, d.batch);
+  const MemRange reads[] = {c_range, {ea, static_cast<uint64_t>(m * 4)},
+                            {eb, static_cast<uint64_t>(n * 4)}};
+  dev.stream().dispatch(scale, groups((m * n + 255) / 256, dev.caps()), 1, 1, &p, sizeof(p),
+                        reads, {&c_range, 1}, static_cast<uint64_t>(m * n));
+  for (uint64_t buffer : {a_cat, b_cat, ea, eb}) dev.free(buffer);  // reuse waits (hazards)
+}
+
+}  // namespace vkml::ops

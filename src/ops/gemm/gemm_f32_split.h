@@ -1,0 +1,16 @@
+// fp32 matrix products on fp16 tensor cores (three fp16 products per fp32 one); see
+// gemm_f32_split.cc.
+#pragma once
+#include "vkml/gemm.h"
+
+namespace vkml::ops {
+
+// Whether gemm() takes this product through gemm_f32_split: VKML_GEMM_F32_SPLIT=1, an fp32
+// product without batch, scaling, C_in or bias, on a GPU with fp16 cooperative matrices (=force:
+// on any device).
+bool gemm_f32_split_wanted(const GemmDesc& desc, const DeviceCaps& caps);
+
+// Records the product (validated by the caller) on the device's stream.
+void gemm_f32_split(Device& dev, const GemmDesc& desc);
+
+}  // namespace vkml::ops
