@@ -17,7 +17,7 @@
 #   part r: the first second after an idle spell, vkml against CUDA (bench/idle_ramp_probe.py).
 #   part s: fp32 products split into fp16 tensor-core GEMMs (VKML_GEMM_F32_SPLIT): its tests, then
 #           speed and error against cuBLAS and the SIMT kernel (bench/gemm_f32_split_check.py),
-#           then part r.
+#           (part r apart).
 # Usage: bash scripts/device_s16_run.sh m|v|w|r|s. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
@@ -32,7 +32,7 @@ if [ "$PART" = s ]; then
   timeout $((500 - SECONDS)) python3 bench/gemm_f32_split_check.py --json $OUT/f32_split.json \
     --shapes 8192x8192x8192,12608x3072x768,4096x3072x768 2>&1 | tee $OUT/f32_split.txt
 fi
-if [ "$PART" = r ] || [ "$PART" = s ]; then
+if [ "$PART" = r ]; then
   for idle in 2 0.5; do
     timeout $((590 - SECONDS)) python3 bench/idle_ramp_probe.py --idle $idle 2>&1 | tee -a $OUT/ramp.txt
   done
