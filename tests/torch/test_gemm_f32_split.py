@@ -79,3 +79,10 @@ def test_zero_sizes_and_batched_products_keep_their_paths(gen):
     out, ran = kernels_run(lambda: torch.bmm(a.to("vkml"), b.to("vkml")))
     assert "gemm_split_f16" not in ran  # batched: the fp32 kernels
     torch.testing.assert_close(out.cpu(), torch.bmm(a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_extreme_scales_with_zero_products():
+    # Scales beyond 2^127 either way (a 1e30 row against a zero column; subnormal-sized lines).
+    a = torch.tensor([[1e30, 0.0], [1e-38, 1e-40]])
+    b = torch.tensor([[0.0, 1.0], [1e30, 1e-30]])
+    torch.testing.assert_close((a.to("vkml") @ b.to("vkml")).cpu(), a @ b, rtol=1e-6, atol=0.0)

@@ -67,10 +67,10 @@ void main() {
         hi = float16_t(x);
         hi2 = lo = float16_t(0.0);
       } else {
-        const float xs = ldexp(x, e);
+        const float xs = scale_by_pow2(x, e);
         const float hi_f = round_to_f16(xs);  // not float(float16_t(xs)): drivers fold that
         hi = float16_t(hi_f);
-        lo = float16_t(ldexp(xs - hi_f, 11));
+        lo = float16_t((xs - hi_f) * 2048.0);
         hi2 = hi;
       }
       PF16(dst_line + uint64_t((pc.hi_off + i) * 2)).v = hi;

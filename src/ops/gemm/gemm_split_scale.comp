@@ -1,7 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // fp32 GEMM on fp16 tensor cores (gemm_f32_split.cc), last pass: undoes the lines' power-of-two
-// scales, C[i][j] *= 2^-(ea[i] + eb[j]), in place on a strided fp32 matrix (exact: ldexp).
+// scales, C[i][j] *= 2^-(ea[i] + eb[j]), in place on a strided fp32 matrix (exact).
 #include "vkml_common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -19,6 +19,6 @@ void main() {
     const int64_t i = t / pc.n, j = t % pc.n;
     const uint64_t at = pc.c + uint64_t((i * pc.row_stride + j * pc.col_stride) * 4);
     const int e = PI32(pc.ea + uint64_t(i * 4)).v + PI32(pc.eb + uint64_t(j * 4)).v;
-    PF32(at).v = ldexp(PF32(at).v, -e);
+    PF32(at).v = scale_by_pow2(PF32(at).v, -e);
   }
 }

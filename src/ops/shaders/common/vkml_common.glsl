@@ -42,5 +42,13 @@ float round_to_f16(float x) {
   return uintBitsToFloat(sign | mag);
 }
 
+// x * 2^e for any e (ldexp may be x * exp2(e), whose factor overflows past |e| = 127), exact
+// while the result is a normal number: applied in steps of at most 2^100.
+float scale_by_pow2(float x, int e) {
+  for (; e > 100; e -= 100) x *= 1.2676506002282294e30;  // 2^100
+  for (; e < -100; e += 100) x *= 7.888609052210118e-31;  // 2^-100
+  return x * uintBitsToFloat(uint(e + 127) << 23);  // 2^e exactly (exp2 may approximate)
+}
+
 // Grid-stride loop bounds: any number of elements with at most 65535 workgroups.
 #define VKML_GRID_STRIDE int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x)
