@@ -88,3 +88,13 @@ def test_extreme_scales_with_zero_products():
     a = torch.tensor([[1e30, 0.0], [1e-30, 1e-35]])
     b = torch.tensor([[0.0, 1.0], [1e30, 1e-3]])
     torch.testing.assert_close((a.to("vkml") @ b.to("vkml")).cpu(), a @ b, rtol=1e-6, atol=0.0)
+
+
+@pytest.mark.parametrize("m,k,n", [(5, 19, 4100), (4100, 9, 3)])
+def test_wide_lines_take_the_one_pass_split(gen, m, k, n):
+    # 4,096+ adjacent lines (B's columns of a row-major B; A's rows of a transposed A) are split by
+    # the one-pass kernel, fewer by the two-pass one (every other test here).
+    a = torch.randn(k, m, generator=gen).t()  # m x k, rows adjacent in memory
+    b = torch.randn(k, n, generator=gen)
+    out = a.to("vkml") @ b.to("vkml")
+    assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)

@@ -19,7 +19,7 @@ namespace vkml::ops {
 namespace {
 
 struct SplitPush {
-  uint64_t src, dst, exponents;
+  uint64_t src, dst, exponents, amax_bits;
   int64_t lines, length, line_stride, elem_stride, ld, hi_off, hi2_off, lo_off;
 };
 
@@ -40,18 +40,40 @@ void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64
                  int64_t lo_off, uint64_t exponents) {
   // Neighbouring lines adjacent in memory (a row-major B's columns): 32 lines per workgroup.
   const uint32_t outer = (line_stride == 1 && elem_stride != 1) ? 32u : 1u;
-  const uint32_t spec[] = {256, outer};
-  const Pipeline& pipe = dev.pipeline("gemm_split_f16", spec);
-  SplitPush p{src,        dst,         exponents,  lines,   length,
-              line_stride, elem_stride, 3 * length, hi_off, hi2_off, lo_off};
+  const int64_t line_groups = (lines + outer - 1) / outer;
+  // Under 128 such workgroups (a B of fewer than 4,096 columns) most of a GPU would idle: the
+  // largest magnitudes in chunks over many workgroups, then one thread per element (gemm_split_f16
+  // MODE 1 and 2). Above it the one-pass kernel, as measured at 8192^3.
+  const int64_t chunks = (length + 255) / 256;  // gemm_split_f16.comp's CHUNK
+  const bool two_pass = outer == 32 && line_groups < 128 && chunks <= 65535;
+  const uint64_t amax_bits = two_pass ? dev.allocate(static_cast<uint64_t>(lines) * 4) : 0;
+  SplitPush p{src,    dst,    exponents, amax_bits, lines,  length, line_stride, elem_stride,
+              3 * length, hi_off, hi2_off, lo_off};
   const uint64_t src_bytes =
       static_cast<uint64_t>((lines - 1) * line_stride + (length - 1) * elem_stride + 1) * 4;
-  const MemRange reads[] = {{src, src_bytes}};
+  const MemRange src_range{src, src_bytes};
+  const MemRange amax_range{amax_bits, static_cast<uint64_t>(lines) * 4};
   const MemRange writes[] = {{dst, static_cast<uint64_t>(lines * 3 * length * 2)},
                              {exponents, static_cast<uint64_t>(lines * 4)}};
-  dev.stream().dispatch(pipe, groups((lines + outer - 1) / outer, dev.caps()), 1, 1, &p,
-                        sizeof(p), reads, writes,
-                        static_cast<uint64_t>(lines * length));
+  const uint64_t cost = static_cast<uint64_t>(lines * length);
+  if (!two_pass) {
+    const uint32_t spec[] = {256, outer, 0};
+    dev.stream().dispatch(dev.pipeline("gemm_split_f16", spec),
+                          groups(line_groups, dev.caps()), 1, 1, &p, sizeof(p), {&src_range, 1},
+                          writes, cost);
+    return;
+  }
+  dev.stream().fill(amax_bits, amax_range.bytes, 0);
+  const uint32_t amax_spec[] = {256, outer, 1};
+  dev.stream().dispatch(dev.pipeline("gemm_split_f16", amax_spec),
+                        static_cast<uint32_t>(line_groups), static_cast<uint32_t>(chunks), 1, &p,
+                        sizeof(p), {&src_range, 1}, {&amax_range, 1}, cost);
+  const uint32_t split_spec[] = {256, outer, 2};
+  const MemRange reads[] = {src_range, amax_range};
+  dev.stream().dispatch(dev.pipeline("gemm_split_f16", split_spec),
+                        groups((lines * length + 255) / 256, dev.caps()), 1, 1, &p, sizeof(p),
+                        reads, writes, cost);
+  dev.free(amax_bits);
 }
 
 }  // namespace

@@ -9,18 +9,25 @@
 // correction product's copy of hi (hi2), then lo. A non-finite element keeps hi = x for the main
 // product, and hi2 = lo = 0, so it propagates as in fp32 (not inf * 0 = NaN in the correction).
 // The line's exponent is written for the final scaling.
-// A workgroup takes OUTER lines and walks each with 256 / OUTER threads: OUTER = 1 where the line
-// is contiguous, 32 where neighbouring lines are (a row-major B), so loads stay coalesced.
+// MODE 0: a workgroup takes OUTER lines and walks each with 256 / OUTER threads (OUTER = 1 where
+// the line is contiguous, 32 where neighbouring lines are, as in a row-major B): its largest
+// magnitude, then the split. Few lines (a narrow B) would leave most of the GPU idle, so there
+// MODE 1 reduces chunks of CHUNK elements of 32 lines per workgroup into amax_bits (atomicMax on
+// the bits of non-negative floats, which order as the floats do) and MODE 2 splits every element
+// on its own thread.
 #include "vkml_common.glsl"
 
-layout(local_size_x_id = 0) in;  // 256 (the reduction below assumes it)
+layout(local_size_x_id = 0) in;  // 256 (the reductions below assume it)
 layout(constant_id = 1) const uint OUTER = 1;
+layout(constant_id = 2) const uint MODE = 0;
 const uint INNER = 256 / OUTER;
+const int64_t CHUNK = 256;  // MODE 1: elements of a line per workgroup
 
 layout(push_constant) uniform Push {
   uint64_t src;        // fp32 elements
   uint64_t dst;        // fp16: line o at dst + o * ld; hi, hi2 and lo at + *_off + i
   uint64_t exponents;  // int32 per line: the applied scale's exponent
+  uint64_t amax_bits;  // MODE 1 and 2: uint per line, zeroed before MODE 1
   int64_t lines, line_len;  // number of lines and elements per line
   int64_t line_stride, elem_stride;  // in elements of src
   int64_t ld, hi_off, hi2_off, lo_off;  // in elements of dst
@@ -28,54 +35,90 @@ layout(push_constant) uniform Push {
 
 shared float partial[256];
 
+float load_x(int64_t o, int64_t i) {
+  return PF32(pc.src + uint64_t((o * pc.line_stride + i * pc.elem_stride) * 4)).v;
+}
+
+bool finite(float x) { return !isinf(x) && !isnan(x); }
+
+// The exponent that brings amax just under 2^15 (0 for a line without finite non-zeros).
+int scale_exponent(float amax) {
+  if (!(amax > 0.0)) return 0;
+  int ex;
+  frexp(amax, ex);  // amax < 2^ex
+  return 15 - ex;
+}
+
+void split_store(int64_t o, int64_t i, float x, int e) {
+  float16_t hi, hi2, lo;
+  if (!finite(x)) {
+    hi = float16_t(x);
+    hi2 = lo = float16_t(0.0);
+  } else {
+    const float xs = scale_by_pow2(x, e);
+    const float hi_f = round_to_f16(xs);  // not float(float16_t(xs)): drivers fold that
+    hi = hi2 = float16_t(hi_f);
+    lo = float16_t((xs - hi_f) * 2048.0);
+  }
+  const uint64_t line = pc.dst + uint64_t(o * pc.ld * 2);
+  PF16(line + uint64_t((pc.hi_off + i) * 2)).v = hi;
+  PF16(line + uint64_t((pc.hi2_off + i) * 2)).v = hi2;
+  PF16(line + uint64_t((pc.lo_off + i) * 2)).v = lo;
+}
+
+// The largest finite magnitude over each thread's elements [begin, end) of line o, reduced over
+// the workgroup's INNER threads of that line; every thread gets its line's result.
+float line_amax(bool live, int64_t o, int64_t begin, int64_t end, uint tid, uint lane_o,
+                uint lane_i) {
+  float amax = 0.0;
+  if (live) {
+    for (int64_t i = begin + lane_i; i < end; i += INNER) {
+      const float x = abs(load_x(o, i));
+      if (finite(x)) amax = max(amax, x);
+    }
+  }
+  partial[tid] = amax;
+  barrier();
+  [[unroll]] for (uint s = 128; s >= OUTER; s >>= 1) {
+    if (tid < s) partial[tid] = max(partial[tid], partial[tid + s]);
+    barrier();
+  }
+  amax = partial[lane_o];
+  barrier();  // `partial` is reused by the caller's next round
+  return amax;
+}
+
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint lane_o = tid % OUTER, lane_i = tid / OUTER;
+  if (MODE == 2) {
+    const int64_t total = pc.lines * pc.line_len;
+    for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {
+      const int64_t o = t % pc.lines, i = t / pc.lines;  // neighbouring threads: neighbouring lines
+      const int e = scale_exponent(uintBitsToFloat(PU32(pc.amax_bits + uint64_t(o * 4)).v));
+      if (i == 0) PI32(pc.exponents + uint64_t(o * 4)).v = e;
+      split_store(o, i, load_x(o, i), e);
+    }
+    return;
+  }
+  if (MODE == 1) {
+    const int64_t o = int64_t(gl_WorkGroupID.x) * OUTER + lane_o;
+    const int64_t begin = int64_t(gl_WorkGroupID.y) * CHUNK;
+    const bool live = o < pc.lines;
+    const float amax =
+        line_amax(live, o, begin, min(begin + CHUNK, pc.line_len), tid, lane_o, lane_i);
+    if (live && lane_i == 0 && amax > 0.0) {
+      atomicMax(PU32(pc.amax_bits + uint64_t(o * 4)).v, floatBitsToUint(amax));
+    }
+    return;
+  }
   for (int64_t base = int64_t(gl_WorkGroupID.x) * OUTER; base < pc.lines;
        base += int64_t(gl_NumWorkGroups.x) * OUTER) {
     const int64_t o = base + lane_o;
     const bool live = o < pc.lines;
-    const uint64_t line = pc.src + uint64_t(o * pc.line_stride * 4);
-    float amax = 0.0;
-    if (live) {
-      for (int64_t i = lane_i; i < pc.line_len; i += INNER) {
-        const float x = abs(PF32(line + uint64_t(i * pc.elem_stride * 4)).v);
-        if (!isinf(x) && !isnan(x)) amax = max(amax, x);
-      }
-    }
-    partial[tid] = amax;
-    barrier();
-    [[unroll]] for (uint s = 128; s >= OUTER; s >>= 1) {
-      if (tid < s) partial[tid] = max(partial[tid], partial[tid + s]);
-      barrier();
-    }
-    amax = partial[lane_o];
-    barrier();  // the next lines reuse `partial`
-    int e = 0;
-    if (amax > 0.0) {
-      int ex;
-      frexp(amax, ex);  // amax < 2^ex
-      e = 15 - ex;
-    }
+    const int e = scale_exponent(line_amax(live, o, 0, pc.line_len, tid, lane_o, lane_i));
     if (!live) continue;
     if (lane_i == 0) PI32(pc.exponents + uint64_t(o * 4)).v = e;
-    const uint64_t dst_line = pc.dst + uint64_t(o * pc.ld * 2);
-    for (int64_t i = lane_i; i < pc.line_len; i += INNER) {
-      const float x = PF32(line + uint64_t(i * pc.elem_stride * 4)).v;
-      float16_t hi, hi2, lo;
-      if (isinf(x) || isnan(x)) {
-        hi = float16_t(x);
-        hi2 = lo = float16_t(0.0);
-      } else {
-        const float xs = scale_by_pow2(x, e);
-        const float hi_f = round_to_f16(xs);  // not float(float16_t(xs)): drivers fold that
-        hi = float16_t(hi_f);
-        lo = float16_t((xs - hi_f) * 2048.0);
-        hi2 = hi;
-      }
-      PF16(dst_line + uint64_t((pc.hi_off + i) * 2)).v = hi;
-      PF16(dst_line + uint64_t((pc.hi2_off + i) * 2)).v = hi2;
-      PF16(dst_line + uint64_t((pc.lo_off + i) * 2)).v = lo;
-    }
+    for (int64_t i = lane_i; i < pc.line_len; i += INNER) split_store(o, i, load_x(o, i), e);
   }
 }
