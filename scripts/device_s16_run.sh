@@ -18,19 +18,27 @@
 #   part s: fp32 products split into fp16 tensor-core GEMMs (VKML_GEMM_F32_SPLIT): its tests, then
 #           speed and error against cuBLAS and the SIMT kernel (bench/gemm_f32_split_check.py),
 #           (part r apart).
-# Usage: bash scripts/device_s16_run.sh m|v|w|r|s. Summary to stdout; logs to $OUT.
+#   part a: the split at 8192^3 with its main product in K slices of 8192, 2048 and 512
+#           (VKML_GEMM_F32_SPLIT_KCHUNK): does its error fall to cuBLAS's with shorter chains?
+# Usage: bash scripts/device_s16_run.sh m|v|w|r|s|a. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-m}
 source scripts/device_build_env.sh
 export PYTHONPATH=$PWD:$PWD/.devpy
 t0=$SECONDS
-[ "$PART" != r ] && [ "$PART" != s ] &&
+[ "$PART" != r ] && [ "$PART" != s ] && [ "$PART" != a ] &&
   timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
 if [ "$PART" = s ]; then
   VKML_FALLBACK=error timeout 40 python3 -m pytest -q -p no:cacheprovider \
     tests/torch/test_gemm_f32_split.py 2>&1 | tail -3
   timeout $((500 - SECONDS)) python3 bench/gemm_f32_split_check.py --json $OUT/f32_split.json \
     --shapes 8192x8192x8192,12608x3072x768,4096x3072x768 2>&1 | tee $OUT/f32_split.txt
+fi
+if [ "$PART" = a ]; then  # the split's accuracy against the length of its accumulation chains
+  for chunk in 0 2048 512; do
+    VKML_GEMM_F32_SPLIT_KCHUNK=$chunk timeout 120 python3 bench/gemm_f32_split_check.py \
+      --shapes 8192x8192x8192 2>&1 | sed "s/^/[kchunk $chunk] /"
+  done
 fi
 if [ "$PART" = r ]; then
   for idle in 2 0.5; do

@@ -98,3 +98,12 @@ def test_wide_lines_take_the_one_pass_split(gen, m, k, n):
     b = torch.randn(k, n, generator=gen)
     out = a.to("vkml") @ b.to("vkml")
     assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
+
+
+def test_main_product_in_k_slices(gen, monkeypatch):
+    # VKML_GEMM_F32_SPLIT_KCHUNK: the main product in K slices added through the epilogue.
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_KCHUNK", "64")
+    a = torch.randn(33, 257, generator=gen)
+    b = torch.randn(257, 65, generator=gen)
+    out = a.to("vkml") @ b.to("vkml")
+    assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)

@@ -105,7 +105,22 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   main.in_dtype = DType::kF16;
   main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
-  gemm(dev, main);
+  // VKML_GEMM_F32_SPLIT_KCHUNK=N (experimental): the main product in K slices of N, each added to
+  // C by the epilogue in fp32, to test whether the tensor cores' long accumulation chains cause
+  // the split's larger error (docs/performance.md, sixteenth session). 0: all of K at once.
+  const char* chunk_env = std::getenv("VKML_GEMM_F32_SPLIT_KCHUNK");
+  const int64_t chunk = chunk_env ? std::max<int64_t>(std::atoll(chunk_env), 0) : 0;
+  for (int64_t k0 = 0; k0 < k; k0 += (chunk > 0 ? chunk : k)) {
+    GemmDesc part = main;
+    part.k = std::min(k - k0, chunk > 0 ? chunk : k);
+    part.a.address += static_cast<uint64_t>(k0) * 2;
+    part.b.address += static_cast<uint64_t>(k0) * 2;
+    if (k0 > 0) {
+      part.beta = 1.0;
+      part.c_in = d.c;
+    }
+    gemm(dev, part);
+  }
   GemmDesc corr = main;  // C += 2^-11 [A_hi2 | A_lo] [B_lo ; B_hi2]
   corr.k = 2 * k;
   corr.a = MatrixView{a_cat + static_cast<uint64_t>(k) * 2, 3 * k, 1, {0, 0}};
