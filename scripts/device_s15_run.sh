@@ -48,14 +48,7 @@ elif [ "$PART" = t ]; then
     --algos default,implicit --passes fwd+bwd --json $OUT/conv_algos_f16_default.json 2>&1 |
     tee $OUT/conv_algos_f16_default.txt | grep -E "k3s1|layer"
 elif [ "$PART" = m ]; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-    --format=csv -lms 250 > $OUT/smi.csv 2>&1 &
-  smi=$!
-  timeout 330 python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
-    grep -E "model|loss|fallbacks"
-  kill $smi
-  awk -F', ' 'NR > 1 {n++; c += $2; if ($6 != "0x0000000000000000" && $6 != "0x0000000000000001") t++}
-    END {printf "smi: %d samples, mean SM clock %.0f MHz, %d with a throttle reason beyond idle\n", n, c / n, t}' $OUT/smi.csv
+  source scripts/device_models_smi.sh
   S=VKML_GEMM_SIMT_TILE
   timeout $((585 - SECONDS)) python3 bench/gemm_cm2_sweep.py --dtypes float32 \
     --shapes 8192x8192x8192,12608x3072x768,262144x576x64 \

@@ -77,14 +77,7 @@ elif [ "$PART" = w ]; then
   VKML_CACHE_DIR=/tmp/cold-cache probe --idle 2
 fi
 if [ "$PART" = m ] || [ "$PART" = w ]; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-    --format=csv -lms 250 > $OUT/smi.csv 2>&1 &
-  smi=$!
-  timeout 330 python3 bench/bench_models.py --json $OUT/models.json 2>&1 |
-    grep -E "model|loss|fallbacks"
-  kill $smi
-  awk -F', ' 'NR > 1 {n++; c += $2; if ($6 != "0x0000000000000000" && $6 != "0x0000000000000001") t++}
-    END {printf "smi: %d samples, mean SM clock %.0f MHz, %d with a throttle reason beyond idle\n", n, c / n, t}' $OUT/smi.csv
+  source scripts/device_models_smi.sh
   [ "$PART" = m ] && f32_sweep 8192x8192x8192,12608x3072x768,262144x576x64
   [ "$PART" = w ] && timeout $((585 - SECONDS)) python3 bench/bench_conv_algos.py --dtype float16 \
     --algos default,implicit --passes fwd+bwd --json $OUT/conv_algos_f16_default.json 2>&1 |
