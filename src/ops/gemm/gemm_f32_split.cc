@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "ops/gemm/gemm_f32_split.h"
+#include "ops/launch.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops {
@@ -28,16 +29,16 @@ struct ScalePush {
   int64_t m, n, row_stride, col_stride;
 };
 
-uint32_t groups(int64_t wanted, const DeviceCaps& caps) {
-  const int64_t limit = std::min<int64_t>(caps.max_workgroup_count[0], 65535);
-  return static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, limit));
+// Workgroups along x for `wanted`; the shaders loop (grid stride) over the rest.
+uint32_t groups(int64_t wanted) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(wanted, 1, kMaxGroupsX));
 }
 
-// Splits `lines` lines of `length` fp32 elements into dst (fp16, line o at o * 3 * length, its
-// three parts at the given offsets).
-void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64_t line_stride,
-                 int64_t elem_stride, uint64_t dst, int64_t hi_off, int64_t hi2_off,
-                 int64_t lo_off, uint64_t exponents) {
+// Splits the `lines` rows of `src` (fp32, `length` elements each; a column of B is a row of its
+// transposed view) into dst (fp16, line o at o * 3 * length, its three parts at the offsets).
+void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t length, uint64_t dst,
+                 int64_t hi_off, int64_t hi2_off, int64_t lo_off, uint64_t exponents) {
+  const int64_t line_stride = src.row_stride, elem_stride = src.col_stride;
   // Neighbouring lines adjacent in memory (a row-major B's columns): 32 lines per workgroup.
   const uint32_t outer = (line_stride == 1 && elem_stride != 1) ? 32u : 1u;
   const int64_t line_groups = (lines + outer - 1) / outer;
@@ -47,11 +48,10 @@ void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64
   const int64_t chunks = (length + 255) / 256;  // gemm_split_f16.comp's CHUNK
   const bool two_pass = outer == 32 && line_groups < 128 && chunks <= 65535;
   const uint64_t amax_bits = two_pass ? dev.allocate(static_cast<uint64_t>(lines) * 4) : 0;
-  SplitPush p{src,    dst,    exponents, amax_bits, lines,  length, line_stride, elem_stride,
-              3 * length, hi_off, hi2_off, lo_off};
-  const uint64_t src_bytes =
-      static_cast<uint64_t>((lines - 1) * line_stride + (length - 1) * elem_stride + 1) * 4;
-  const MemRange src_range{src, src_bytes};
+  SplitPush p{src.address, dst,    exponents, amax_bits, lines,  length, line_stride, elem_stride,
+              3 * length,  hi_off, hi2_off,   lo_off};
+  const int64_t one[] = {1, 1};
+  const MemRange src_range = matrix_range(src, DType::kF32, lines, length, one);
   const MemRange amax_range{amax_bits, static_cast<uint64_t>(lines) * 4};
   const MemRange writes[] = {{dst, static_cast<uint64_t>(lines * 3 * length * 2)},
                              {exponents, static_cast<uint64_t>(lines * 4)}};
@@ -59,7 +59,7 @@ void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64
   if (!two_pass) {
     const uint32_t spec[] = {256, outer, 0};
     dev.stream().dispatch(dev.pipeline("gemm_split_f16", spec),
-                          groups(line_groups, dev.caps()), 1, 1, &p, sizeof(p), {&src_range, 1},
+                          groups(line_groups), 1, 1, &p, sizeof(p), {&src_range, 1},
                           writes, cost);
     return;
   }
@@ -71,7 +71,7 @@ void split_lines(Device& dev, uint64_t src, int64_t lines, int64_t length, int64
   const uint32_t split_spec[] = {256, outer, 2};
   const MemRange reads[] = {src_range, amax_range};
   dev.stream().dispatch(dev.pipeline("gemm_split_f16", split_spec),
-                        groups((lines * length + 255) / 256, dev.caps()), 1, 1, &p, sizeof(p),
+                        groups((lines * length + 255) / 256), 1, 1, &p, sizeof(p),
                         reads, writes, cost);
   dev.free(amax_bits);
 }
@@ -86,7 +86,6 @@ bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
   if (d.batch[0] * d.batch[1] != 1 || d.alpha != 1.0 || d.beta != 0.0 || d.bias.address) {
     return false;
   }
-  if (d.m < 1 || d.n < 1 || d.k < 1) return false;
   return forced || (caps.kind != DeviceKind::kCpu && coopmat_shape_ok(caps, DType::kF16));
 }
 
@@ -98,8 +97,8 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   const uint64_t b_cat = dev.allocate(static_cast<uint64_t>(n * 3 * k * 2));
   const uint64_t ea = dev.allocate(static_cast<uint64_t>(m * 4));
   const uint64_t eb = dev.allocate(static_cast<uint64_t>(n * 4));
-  split_lines(dev, d.a.address, m, k, d.a.row_stride, d.a.col_stride, a_cat, 0, k, 2 * k, ea);
-  split_lines(dev, d.b.address, n, k, d.b.col_stride, d.b.row_stride, b_cat, 0, 2 * k, k, eb);
+  split_lines(dev, d.a, m, k, a_cat, 0, k, 2 * k, ea);
+  split_lines(dev, d.b.transposed(), n, k, b_cat, 0, 2 * k, k, eb);
 
   GemmDesc main = d;  // C = A_hi B_hi
   main.in_dtype = DType::kF16;
@@ -109,10 +108,11 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   // C by the epilogue in fp32, to test whether the tensor cores' long accumulation chains cause
   // the split's larger error (docs/performance.md, sixteenth session). 0: all of K at once.
   const char* chunk_env = std::getenv("VKML_GEMM_F32_SPLIT_KCHUNK");
-  const int64_t chunk = chunk_env ? std::max<int64_t>(std::atoll(chunk_env), 0) : 0;
-  for (int64_t k0 = 0; k0 < k; k0 += (chunk > 0 ? chunk : k)) {
+  const int64_t chunk = chunk_env ? std::atoll(chunk_env) : 0;
+  const int64_t step = chunk > 0 ? chunk : k;
+  for (int64_t k0 = 0; k0 < k; k0 += step) {
     GemmDesc part = main;
-    part.k = std::min(k - k0, chunk > 0 ? chunk : k);
+    part.k = std::min(k - k0, step);
     part.a.address += static_cast<uint64_t>(k0) * 2;
     part.b.address += static_cast<uint64_t>(k0) * 2;
     if (k0 > 0) {
@@ -136,7 +136,7 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   const MemRange c_range = matrix_range(d.c, DType::kF32, m, n, d.batch);
   const MemRange reads[] = {c_range, {ea, static_cast<uint64_t>(m * 4)},
                             {eb, static_cast<uint64_t>(n * 4)}};
-  dev.stream().dispatch(scale, groups((m * n + 255) / 256, dev.caps()), 1, 1, &p, sizeof(p),
+  dev.stream().dispatch(scale, groups((m * n + 255) / 256), 1, 1, &p, sizeof(p),
                         reads, {&c_range, 1}, static_cast<uint64_t>(m * n));
   for (uint64_t buffer : {a_cat, b_cat, ea, eb}) dev.free(buffer);  // reuse waits (hazards)
 }
