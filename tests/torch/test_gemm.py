@@ -128,6 +128,32 @@ def test_bmm_baddbmm(dtype, gen):
     check(torch.bmm(dev(b1[:0]), dev(b2[:0])), ref[:0], dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("m,k,n", [(80, 72, 96), (70, 40, 88)])
+def test_epilogue_with_dense_and_offset_inputs(dtype, m, k, n, gen):
+    """alpha, beta * C_in and bias on outputs big enough for whole 16x16 blocks, where the tensor-
+    core kernel adds them 8 at a time (dense, 16-byte aligned C_in and bias) or one by one (C_in
+    one element off alignment, partial blocks of m = 70)."""
+    m1, m2 = rand(m, k, dtype=dtype, gen=gen), rand(k, n, dtype=dtype, gen=gen)
+    d1, d2 = dev(m1), dev(m2)
+    prod = m1.double() @ m2.double()
+    s = rand(m, n, dtype=dtype, gen=gen)
+    check(torch.addmm(dev(s), d1, d2, beta=0.5, alpha=-1.5), 0.5 * s.double() - 1.5 * prod, dtype)
+    row = rand(n, dtype=dtype, gen=gen)
+    check(torch.addmm(dev(row), d1, d2), row.double() + prod, dtype)
+    off = dev(rand(m * n + 1, dtype=dtype, gen=gen))[1:].view(m, n)  # 2 or 4 bytes off 16
+    check(torch.addmm(off, d1, d2, beta=2.0), 2.0 * off.cpu().double() + prod, dtype)
+    inplace = dev(s)
+    inplace.addmm_(d1, d2, beta=-1.0, alpha=0.25)
+    check(inplace, -s.double() + 0.25 * prod, dtype)
+    w, bias = rand(n, k, dtype=dtype, gen=gen), rand(n, dtype=dtype, gen=gen)
+    check(F.linear(d1, dev(w), dev(bias)), F.linear(m1.double(), w.double(), bias.double()), dtype)
+    b1, b2 = rand(3, m, k, dtype=dtype, gen=gen), rand(3, k, n, dtype=dtype, gen=gen)
+    full = rand(3, m, n, dtype=dtype, gen=gen)
+    check(torch.baddbmm(dev(full), dev(b1), dev(b2), beta=0.75, alpha=2.0),
+          0.75 * full.double() + 2.0 * (b1.double() @ b2.double()), dtype)
+
+
 @pytest.mark.parametrize(
     "kernel,tile",
     [

@@ -97,6 +97,13 @@ coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> load_b(uint base, uint n0
 }
 
 #if defined(OUT_F32)
+// Eight consecutive elements of C_in or bias as two 16-byte loads.
+void load8(uint64_t addr, out float v[8]) {
+  const uvec4 lo = PV4(addr).v, hi = PV4(addr + 16).v;
+  v = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z),
+               uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
+               uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
+}
 // Eight consecutive outputs as two 16-byte stores.
 void store8(uint64_t addr, float v[8]) {
   PW4(addr).v = uvec4(floatBitsToUint(v[0]), floatBitsToUint(v[1]), floatBitsToUint(v[2]),
@@ -105,11 +112,24 @@ void store8(uint64_t addr, float v[8]) {
                            floatBitsToUint(v[7]));
 }
 #elif defined(OUT_F16)
+void load8(uint64_t addr, out float v[8]) {
+  const uvec4 w = PV4(addr).v;
+  const vec2 p0 = unpackHalf2x16(w.x), p1 = unpackHalf2x16(w.y), p2 = unpackHalf2x16(w.z),
+             p3 = unpackHalf2x16(w.w);
+  v = float[8](p0.x, p0.y, p1.x, p1.y, p2.x, p2.y, p3.x, p3.y);
+}
 void store8(uint64_t addr, float v[8]) {
   PW4(addr).v = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
                       packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
 }
 #else
+void load8(uint64_t addr, out float v[8]) {
+  const uvec4 w = PV4(addr).v;
+  [[unroll]] for (uint i = 0; i < 4; ++i) {
+    v[2 * i] = uintBitsToFloat(w[i] << 16);
+    v[2 * i + 1] = uintBitsToFloat(w[i] & 0xffff0000u);
+  }
+}
 uint pack_bf16(float lo, float hi) {
   return uint(float_to_bf16(lo)) | (uint(float_to_bf16(hi)) << 16);
 }
@@ -118,6 +138,27 @@ void store8(uint64_t addr, float v[8]) {
                       pack_bf16(v[6], v[7]));
 }
 #endif
+
+// Rows of 16-byte aligned runs of 8 elements (every base a multiple of 8 elements).
+bool dense_rows(GemmOperand o) {
+  return o.col == 1 && (o.row % 8) == 0 && (o.batch0 % 8) == 0 && (o.batch1 % 8) == 0 &&
+         (o.address % 16) == 0;
+}
+
+// store_result's alpha * acc + beta * C_in + bias, in the same order, for 8 outputs at (r, c).
+void epilogue8(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, inout float v[8]) {
+  if (epi.flags == 0u && epi.alpha == ACC(1)) return;
+  float add[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = epi.alpha * v[e];
+  if ((epi.flags & VKML_GEMM_HAS_CIN) != 0u) {
+    load8(elem_addr(epi.c_in, b0, b1, r, c, OUT_SIZE), add);
+    [[unroll]] for (uint e = 0; e < 8; ++e) v[e] += epi.beta * add[e];
+  }
+  if ((epi.flags & VKML_GEMM_HAS_BIAS) != 0u) {
+    load8(elem_addr(epi.bias, b0, b1, r, c, OUT_SIZE), add);
+    [[unroll]] for (uint e = 0; e < 8; ++e) v[e] += add[e];
+  }
+}
 
 void main() {
   GemmParams p = pc.p;
@@ -133,10 +174,11 @@ void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint sg_m = sg / SG_N, sg_n = sg % SG_N;
-  // Plain stores of 8 consecutive outputs when C is dense along rows and nothing else is mixed in.
-  const bool vec_out = splits == 1 && epi.flags == 0u && epi.alpha == ACC(1) && epi.c.col == 1 &&
-                       (epi.c.row % 8) == 0 && (epi.c.batch0 % 8) == 0 &&
-                       (epi.c.batch1 % 8) == 0 && (epi.c.address % 16) == 0;
+  // 8 consecutive outputs per 16-byte access when C, and C_in and bias where used, are dense
+  // along rows (the split fp32 GEMM's beta = 1 products and biased linears take this path too).
+  const bool vec_out = splits == 1 && dense_rows(epi.c) &&
+                       ((epi.flags & VKML_GEMM_HAS_CIN) == 0u || dense_rows(epi.c_in)) &&
+                       ((epi.flags & VKML_GEMM_HAS_BIAS) == 0u || dense_rows(epi.bias));
   // Byte steps of this thread's A and B pointers per K tile.
   const uint64_t a_step = uint64_t(A_KFAST ? BK : BK * A.col) * 2;
   const uint64_t b_step = uint64_t(B_NFAST ? BK * B.row : BK) * 2;
@@ -270,6 +312,7 @@ void main() {
                                   uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
             const int64_t r = r0 + rr, c = c0 + cc;
             if (vec_out && full) {
+              epilogue8(epi, b0, b1, r, c, v);
               store8(elem_addr(epi.c, b0, b1, r, c, OUT_SIZE), v);
               continue;
             }
