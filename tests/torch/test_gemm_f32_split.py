@@ -98,3 +98,25 @@ def test_main_product_in_k_slices(gen, monkeypatch):
     b = torch.randn(257, 65, generator=gen)
     out = a.to("vkml") @ b.to("vkml")
     assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
+
+
+def test_addmm_linear_epilogues_and_in_place(gen):
+    """alpha, beta * C_in and a broadcast bias come in the split's last pass; an in-place addmm_
+    (C_in is C, overwritten by the products) keeps the fp32 kernels."""
+    a, b = torch.randn(33, 40, generator=gen), torch.randn(40, 24, generator=gen)
+    c, bias = torch.randn(33, 24, generator=gen), torch.randn(24, generator=gen)
+    ref = 0.5 * c.double() - 1.5 * (a.double() @ b.double())
+    outs = []
+    ran = kernels_run(lambda: outs.append(torch.addmm(c.to("vkml"), a.to("vkml"), b.to("vkml"),
+                                                      beta=0.5, alpha=-1.5)))
+    assert "gemm_split_scale" in ran
+    torch.testing.assert_close(outs[0].cpu().double(), ref, rtol=1e-5, atol=1e-5)
+    w = torch.randn(24, 40, generator=gen)
+    lin = torch.nn.functional.linear(a.to("vkml"), w.to("vkml"), bias.to("vkml"))
+    ref = torch.nn.functional.linear(a.double(), w.double(), bias.double())
+    torch.testing.assert_close(lin.cpu().double(), ref, rtol=1e-5, atol=1e-5)
+    d = c.to("vkml")
+    ran = kernels_run(lambda: d.addmm_(a.to("vkml"), b.to("vkml"), beta=2.0))
+    assert "gemm_split_f16" not in ran
+    torch.testing.assert_close(d.cpu().double(), 2.0 * c.double() + a.double() @ b.double(),
+                               rtol=1e-5, atol=1e-5)

@@ -25,8 +25,10 @@ struct SplitPush {
 };
 
 struct ScalePush {
-  uint64_t c, ea, eb;
-  int64_t m, n, row_stride, col_stride;
+  uint64_t c, ea, eb, c_in, bias;
+  int64_t m, n, row_stride, col_stride, c_in_row, c_in_col, bias_row, bias_col;
+  float alpha, beta;
+  uint32_t flags;  // 1: beta * C_in, 2: bias
 };
 
 // Workgroups along x for `wanted`; the shaders loop (grid stride) over the rest.
@@ -83,7 +85,10 @@ bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
   const bool forced = env && std::strcmp(env, "force") == 0;  // any device: tests on lavapipe
   if (!env || (std::strcmp(env, "1") != 0 && !forced)) return false;
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
-  if (d.batch[0] * d.batch[1] != 1 || d.alpha != 1.0 || d.beta != 0.0 || d.bias.address) {
+  if (d.batch[0] * d.batch[1] != 1) return false;
+  // The final pass reads C_in and bias after the products have written C: no in-place addmm_
+  // (validate_gemm leaves exact aliasing, at C's own address, or none).
+  if ((d.beta != 0.0 && d.c_in.address == d.c.address) || d.bias.address == d.c.address) {
     return false;
   }
   return forced || (caps.kind != DeviceKind::kCpu && coopmat_shape_ok(caps, DType::kF16));
@@ -100,7 +105,10 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   split_lines(dev, d.a, m, k, a_cat, 0, k, 2 * k, ea);
   split_lines(dev, d.b.transposed(), n, k, b_cat, 0, 2 * k, k, eb);
 
-  GemmDesc main = d;  // C = A_hi B_hi
+  GemmDesc main = d;  // C = A_hi B_hi (the caller's alpha, beta and bias come in the last pass)
+  main.alpha = 1.0;
+  main.beta = 0.0;
+  main.c_in = main.bias = MatrixView{};
   main.in_dtype = DType::kF16;
   main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
@@ -132,12 +140,23 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
 
   const uint32_t spec[] = {256};
   const Pipeline& scale = dev.pipeline("gemm_split_scale", spec);
-  ScalePush p{d.c.address, ea, eb, m, n, d.c.row_stride, d.c.col_stride};
+  const bool use_c_in = d.beta != 0.0, use_bias = d.bias.address != 0;
+  ScalePush p{d.c.address,        ea,
+              eb,                 use_c_in ? d.c_in.address : 0,
+              d.bias.address,     m,
+              n,                  d.c.row_stride,
+              d.c.col_stride,     d.c_in.row_stride,
+              d.c_in.col_stride,  d.bias.row_stride,
+              d.bias.col_stride,  static_cast<float>(d.alpha),
+              static_cast<float>(d.beta), (use_c_in ? 1u : 0u) | (use_bias ? 2u : 0u)};
   const MemRange c_range = matrix_range(d.c, DType::kF32, m, n, d.batch);
-  const MemRange reads[] = {c_range, {ea, static_cast<uint64_t>(m * 4)},
-                            {eb, static_cast<uint64_t>(n * 4)}};
+  MemRange reads[5] = {c_range, {ea, static_cast<uint64_t>(m * 4)},
+                       {eb, static_cast<uint64_t>(n * 4)}};
+  size_t nreads = 3;
+  if (use_c_in) reads[nreads++] = matrix_range(d.c_in, DType::kF32, m, n, d.batch);
+  if (use_bias) reads[nreads++] = matrix_range(d.bias, DType::kF32, m, n, d.batch);
   dev.stream().dispatch(scale, groups((m * n + 255) / 256), 1, 1, &p, sizeof(p),
-                        reads, {&c_range, 1}, static_cast<uint64_t>(m * n));
+                        {reads, nreads}, {&c_range, 1}, static_cast<uint64_t>(m * n));
   for (uint64_t buffer : {a_cat, b_cat, ea, eb}) dev.free(buffer);  // reuse waits (hazards)
 }
 
