@@ -1,10 +1,11 @@
 #!/bin/bash
 # On the GPU machine, the seventeenth session (each part under 10 minutes; carry .vktc, .devpy and
 # .fmnist):
-#   part e: the GEMM tests (the split now takes addmm and linear epilogues in its last pass) (the tensor-core epilogue now adds alpha, beta * C_in and bias 8 outputs
-#           at a time), fp16 8192^3 as a check of the GPU's state, then the fp32 split GEMM with
-#           its main product in K slices of 0 (all), 256 and 1024 at square and model shapes,
-#           with the split's kernels timed alone at 8192^3 (bench/gemm_f32_split_check.py).
+#   part e: the GEMM tests (the tensor-core epilogue adds alpha, beta * C_in and bias 8 outputs
+#           at a time; the split takes addmm and linear epilogues in its last pass), fp16 8192^3
+#           as a check of the GPU's state, then the fp32 split GEMM with its main product in K
+#           slices of 0 (all), 256 and 1024 at square and model shapes, its kernels timed alone
+#           (bench/gemm_f32_split_check.py).
 #   part t: the suites (device_suites.sh), then the five models beside CUDA with nvidia-smi.
 # Usage: bash scripts/device_s17_run.sh e|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
