@@ -43,6 +43,10 @@ struct GemmDesc {
   MatrixView c_in;                         // m x n, read when beta != 0 (may alias c exactly)
   MatrixView bias;                         // m x n (usually one stride 0), added unscaled
   double alpha = 1.0, beta = 0.0;
+  // fp32 products may trade a little accuracy for speed, as CUDA's TF32 does: the bridge sets it
+  // from torch's float32 matmul precision ("high" or "medium"); the split GEMM then skips its K
+  // slices (gemm_f32_split.cc).
+  bool fp32_relaxed = false;
 };
 
 enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt, kCoopMat2 };

@@ -8,6 +8,7 @@
 
 #include "float_buffers.h"
 #include "vkml/errors.h"
+#include "ops/gemm/gemm_f32_split.h"
 #include "vkml/gemm.h"
 
 namespace vkml::testing {
@@ -773,4 +774,48 @@ TEST_F(GemmTest, RejectsBadDescriptors) {
   EXPECT_NO_THROW(ops::gemm(dev(), empty));
 }
 
+}  // namespace vkml::testing
+
+namespace vkml::testing {
+namespace {
+
+// Where fp32 products take the split into fp16 tensor-core GEMMs without VKML_GEMM_F32_SPLIT:
+// NVIDIA GPUs, large products, shorter K allowed when torch relaxed fp32 matmul precision.
+TEST(GemmF32SplitTest, DefaultsFollowVendorSizeAndPrecision) {
+  unsetenv("VKML_GEMM_F32_SPLIT");
+  DeviceCaps nvidia = h200_like();
+  nvidia.vendor_id = 0x10DE;
+  DeviceCaps other = nvidia;
+  other.vendor_id = 0x1002;
+  GemmDesc big = shape(8192, 8192, 8192), narrow = shape(4096, 3072, 768);
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(big, nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(big, other));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(big, lavapipe_like()));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(narrow, nvidia));
+  narrow.fp32_relaxed = true;
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(narrow, nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 512, 512), nvidia));
+  GemmDesc half = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(half, nvidia));
+  GemmDesc batched = big;
+  batched.batch[0] = 2;
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(batched, nvidia));
+  GemmDesc in_place = big;  // addmm_: C_in is C, which the products overwrite first
+  in_place.beta = 1.0;
+  in_place.c_in = in_place.c;
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(in_place, nvidia));
+  {
+    ScopedEnv off("VKML_GEMM_F32_SPLIT", "0");
+    EXPECT_FALSE(ops::gemm_f32_split_wanted(big, nvidia));
+  }
+  {
+    ScopedEnv on("VKML_GEMM_F32_SPLIT", "1");
+    EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), other));
+    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
+  }
+  ScopedEnv forced("VKML_GEMM_F32_SPLIT", "force");
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
+}
+
+}  // namespace
 }  // namespace vkml::testing

@@ -120,3 +120,39 @@ def test_addmm_linear_epilogues_and_in_place(gen):
     assert "gemm_split_f16" not in ran
     torch.testing.assert_close(d.cpu().double(), 2.0 * c.double() + a.double() @ b.double(),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m,k,n,slice_env", [(9, 4100, 7, None), (33, 100, 20, "32"), (16, 64, 8, "64")])
+def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
+    """Full fp32 precision slices the main product along K (2048 by default: 4100 gives three
+    slices, the last short); VKML_GEMM_F32_SPLIT_KCHUNK sets the slice (32 over 100: a ragged
+    end; 64 over 64: one slice)."""
+    if slice_env:
+        monkeypatch.setenv("VKML_GEMM_F32_SPLIT_KCHUNK", slice_env)
+    a = torch.randn(m, k, generator=gen)
+    b = torch.randn(k, n, generator=gen)
+    outs = []
+    ran = kernels_run(lambda: outs.append(a.to("vkml") @ b.to("vkml")))
+    slices = -(-k // int(slice_env or 2048))
+    assert gemm_dispatches(ran) == slices + 1  # and the correction product
+    assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
+
+
+def gemm_dispatches(ran):
+    return sum(count for name, count in ran.items()
+               if name.startswith("gemm_") and not name.startswith("gemm_split"))
+
+
+def test_relaxed_float32_matmul_precision(gen):
+    """torch.set_float32_matmul_precision("high") (CUDA's TF32 switch) lets the split skip its K
+    slices; the result keeps the split's accuracy."""
+    a = torch.randn(20, 4100, generator=gen)
+    b = torch.randn(4100, 12, generator=gen)
+    outs = []
+    torch.set_float32_matmul_precision("high")
+    try:
+        ran = kernels_run(lambda: outs.append(a.to("vkml") @ b.to("vkml")))
+    finally:
+        torch.set_float32_matmul_precision("highest")
+    assert gemm_dispatches(ran) == 2  # the main product whole, then the correction
+    assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 2e-6)

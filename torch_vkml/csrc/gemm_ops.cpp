@@ -2,6 +2,7 @@
 // in-place and .out). Operands go to the core GEMM with their strides as they are, so
 // transposed views (mm's backward) need no copies. matmul and linear reach these through
 // PyTorch's decompositions.
+#include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -108,6 +109,8 @@ void run(const at::Tensor& out, const at::Tensor& a_t, MatrixView a, const at::T
   if (use_cin) d.c_in = view_of(c_in);
   d.alpha = alpha;
   d.beta = use_cin ? beta : 0.0;
+  d.fp32_relaxed =
+      at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST;
   c10::DeviceGuard guard(out.device());
   vkml::Device& dev = core_device(out);
   translate_errors([&] { vkml::ops::gemm(dev, d); });

@@ -4,9 +4,13 @@
 // (the correction's hi copies hold 0 where an element is not finite, so inf * 0 makes no NaN)
 // as two cooperative-matrix GEMMs with fp32 accumulation (the second of depth 2K, adding the
 // first through beta), and the scales are undone (gemm_split_scale.comp). Three fp16 products per
-// fp32 one: on the H200 the fp16 kernel runs 263 TFLOP/s against cuBLAS's 51 in fp32
-// (docs/performance.md). Opt-in (VKML_GEMM_F32_SPLIT=1) until its accuracy and speed are
-// measured on a GPU; VKML_GEMM_F32_SPLIT=force takes it on any device (tests on lavapipe).
+// fp32 one: on the H200 the fp16 kernel runs 263 TFLOP/s against cuBLAS's 51 in fp32.
+// The tensor cores' fp32 accumulation loses more than fp32 arithmetic over long chains, so the
+// main product runs in K slices (each added to C in fp32 by the epilogue) unless the caller
+// relaxed fp32 precision (torch's "high"/"medium", CUDA's TF32 switch). Where and how is in
+// gemm_f32_split_wanted and main_slice, from H200 measurements (docs/performance.md, sessions
+// 16-17). VKML_GEMM_F32_SPLIT=0|1 turns it off or on for any size on GPUs; =force on any device
+// (tests on lavapipe).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -78,12 +82,35 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   dev.free(amax_bits);
 }
 
+// Main-product K slice under fp32's full precision. At 8192^3 the error (relative to |A| |B|)
+// against float64 is max 1.1e-6 / mean 1.3e-7 unsliced, 2.7e-7 / 3.4e-8 in slices of 2048 and
+// 7.4e-8 / 9.0e-9 in slices of 512; cuBLAS's fp32 4.3e-7 / 2.0e-8 (H200, session 16).
+constexpr int64_t kFullPrecisionSlice = 2048;
+
+bool is_set(const char* env, const char* value) { return env && std::strcmp(env, value) == 0; }
+
+// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products large
+// enough that the fp16 kernel's tiles fill the GPU. Measured faster than the SIMT kernel there at
+// 8192^3 (sliced) and at 12608x3072x768 and 4096x3072x768 (relaxed).
+bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
+  if (caps.vendor_id != 0x10DE) return false;
+  if (d.fp32_relaxed) {
+    return std::min(d.m, d.n) >= 1024 && d.k >= 256 && d.m * d.n * d.k >= (int64_t{1} << 32);
+  }
+  return std::min(d.m, d.n) >= 4096 && d.k >= 4096;
+}
+
+int64_t main_slice(const GemmDesc& d) {
+  if (const char* env = std::getenv("VKML_GEMM_F32_SPLIT_KCHUNK")) return std::atoll(env);
+  return d.fp32_relaxed ? 0 : kFullPrecisionSlice;
+}
+
 }  // namespace
 
 bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
   const char* env = std::getenv("VKML_GEMM_F32_SPLIT");
-  const bool forced = env && std::strcmp(env, "force") == 0;  // any device: tests on lavapipe
-  if (!env || (std::strcmp(env, "1") != 0 && !forced)) return false;
+  const bool forced = is_set(env, "force");  // any device: tests on lavapipe
+  if (is_set(env, "0") || (env && !forced && !is_set(env, "1"))) return false;
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
   if (d.batch[0] * d.batch[1] != 1) return false;
   // The final pass reads C_in and bias after the products have written C: no in-place addmm_
@@ -91,7 +118,9 @@ bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
   if ((d.beta != 0.0 && d.c_in.address == d.c.address) || d.bias.address == d.c.address) {
     return false;
   }
-  return forced || (caps.kind != DeviceKind::kCpu && coopmat_shape_ok(caps, DType::kF16));
+  if (forced) return true;
+  if (caps.kind == DeviceKind::kCpu || !coopmat_shape_ok(caps, DType::kF16)) return false;
+  return env || default_on(d, caps);
 }
 
 void gemm_f32_split(Device& dev, const GemmDesc& d) {
@@ -112,12 +141,10 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   main.in_dtype = DType::kF16;
   main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
-  // VKML_GEMM_F32_SPLIT_KCHUNK=N (experimental): the main product in K slices of N, each added to
-  // C by the epilogue in fp32, to test whether the tensor cores' long accumulation chains cause
-  // the split's larger error (docs/performance.md, sixteenth session). 0: all of K at once.
-  const char* chunk_env = std::getenv("VKML_GEMM_F32_SPLIT_KCHUNK");
-  const int64_t chunk = chunk_env ? std::atoll(chunk_env) : 0;
-  const int64_t step = chunk > 0 ? chunk : k;
+  // The main product in K slices, each added to C by the epilogue in fp32 (main_slice; 0: all of
+  // K at once; VKML_GEMM_F32_SPLIT_KCHUNK=N overrides).
+  const int64_t slice = main_slice(d);
+  const int64_t step = slice > 0 ? slice : k;
   for (int64_t k0 = 0; k0 < k; k0 += step) {
     GemmDesc part = main;
     part.k = std::min(k - k0, step);
