@@ -6,8 +6,12 @@
 #           as a check of the GPU's state, then the fp32 split GEMM with its main product in K
 #           slices of 0 (all), 256 and 1024 at square and model shapes, its kernels timed alone
 #           (bench/gemm_f32_split_check.py).
+#   part f: the split with its coalescing split and scaling passes, now on by default for large
+#           fp32 products on NVIDIA (slices of 1024): the check at 8192^3, 4096^3 and a narrow
+#           row-major B, fp32 8192^3 through bench_gemm, then the suites (device_suites.sh), then
+#           ViT-B/16 and GPT-2 training beside CUDA in the time left.
 #   part t: the suites (device_suites.sh), then the five models beside CUDA with nvidia-smi.
-# Usage: bash scripts/device_s17_run.sh e|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s17_run.sh e|f|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-e}
 source scripts/device_build_env.sh
@@ -23,6 +27,17 @@ if [ "$PART" = e ]; then
     > $OUT/f32_split.txt 2>&1
   grep -A9 "^8192x8192x8192 split" $OUT/f32_split.txt | head -40
   grep "|" $OUT/f32_split.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
+fi
+if [ "$PART" = f ]; then
+  timeout 150 python3 bench/gemm_f32_split_check.py --kchunks 0,1024 --profile \
+    --shapes 8192x8192x8192,4096x4096x4096,12608x3072x768 > $OUT/f32_split.txt 2>&1
+  grep -A5 "split" $OUT/f32_split.txt | grep -E "split[0-9]+:|gemm_|all kernels" | head -24
+  grep "|" $OUT/f32_split.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
+  timeout 60 python3 bench/bench_gemm.py --dtype float32 --no-cpu --shapes 8192x8192x8192 | tail -2
+  source scripts/device_suites.sh
+  left=$((570 - SECONDS))
+  [ $left -gt 60 ] && timeout $left python3 bench/bench_models.py --only vit,gpt2 \
+    --json $OUT/models.json 2>&1 | grep -E "model|loss|fallbacks|vit|gpt"
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

@@ -780,7 +780,7 @@ namespace vkml::testing {
 namespace {
 
 // Where fp32 products take the split into fp16 tensor-core GEMMs without VKML_GEMM_F32_SPLIT:
-// NVIDIA GPUs, large products, shorter K allowed when torch relaxed fp32 matmul precision.
+// NVIDIA GPUs and large products.
 TEST(GemmF32SplitTest, DefaultsFollowVendorSizeAndPrecision) {
   unsetenv("VKML_GEMM_F32_SPLIT");
   DeviceCaps nvidia = h200_like();
@@ -791,10 +791,10 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorSizeAndPrecision) {
   EXPECT_TRUE(ops::gemm_f32_split_wanted(big, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(big, other));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(big, lavapipe_like()));
-  EXPECT_FALSE(ops::gemm_f32_split_wanted(narrow, nvidia));
-  narrow.fp32_relaxed = true;
   EXPECT_TRUE(ops::gemm_f32_split_wanted(narrow, nvidia));
-  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 512, 512), nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(8192, 8192, 512), nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 8192, 8192), nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
   GemmDesc half = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
   EXPECT_FALSE(ops::gemm_f32_split_wanted(half, nvidia));
   GemmDesc batched = big;

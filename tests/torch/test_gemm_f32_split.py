@@ -21,8 +21,9 @@ def scaled_err(out, a, b):
     return ((out.double().cpu() - a64 @ b64).abs() / (a64.abs() @ b64.abs()).clamp_min(1e-300)).max()
 
 
+# (3, 70, 4100): B's columns (adjacent lines) in 129 groups of 32, the one-pass transposing split.
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 33, 5), (64, 96, 80), (33, 257, 65),
-                                   (128, 512, 64)])
+                                   (128, 512, 64), (3, 70, 4100), (5, 130, 4128)])
 def test_matches_float64_like_fp32(gen, m, k, n):
     a = torch.randn(m, k, generator=gen)
     b = torch.randn(k, n, generator=gen)
@@ -124,7 +125,7 @@ def test_addmm_linear_epilogues_and_in_place(gen):
 
 @pytest.mark.parametrize("m,k,n,slice_env", [(9, 4100, 7, None), (33, 100, 20, "32"), (16, 64, 8, "64")])
 def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
-    """Full fp32 precision slices the main product along K (2048 by default: 4100 gives three
+    """Full fp32 precision slices the main product along K (1024 by default: 4100 gives five
     slices, the last short); VKML_GEMM_F32_SPLIT_KCHUNK sets the slice (32 over 100: a ragged
     end; 64 over 64: one slice)."""
     if slice_env:
@@ -133,7 +134,7 @@ def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
     b = torch.randn(k, n, generator=gen)
     outs = []
     ran = kernels_run(lambda: outs.append(a.to("vkml") @ b.to("vkml")))
-    slices = -(-k // int(slice_env or 2048))
+    slices = -(-k // int(slice_env or 1024))
     assert gemm_dispatches(ran) == slices + 1  # and the correction product
     assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
 

@@ -49,8 +49,8 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   const uint32_t outer = (line_stride == 1 && elem_stride != 1) ? 32u : 1u;
   const int64_t line_groups = (lines + outer - 1) / outer;
   // Under 128 such workgroups (a B of fewer than 4,096 columns) most of a GPU would idle: the
-  // largest magnitudes in chunks over many workgroups, then one thread per element (gemm_split_f16
-  // MODE 1 and 2). Above it the one-pass kernel, as measured at 8192^3.
+  // largest magnitudes in chunks over many workgroups, then blocks of 32 lines x 64 elements on
+  // their own workgroups (gemm_split_f16 MODE 1 and 2). Above it the one-pass kernel.
   const int64_t chunks = (length + 255) / 256;  // gemm_split_f16.comp's CHUNK
   const bool two_pass = outer == 32 && line_groups < 128 && chunks <= 65535;
   const uint64_t amax_bits = two_pass ? dev.allocate(static_cast<uint64_t>(lines) * 4) : 0;
@@ -77,27 +77,26 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   const uint32_t split_spec[] = {256, outer, 2};
   const MemRange reads[] = {src_range, amax_range};
   dev.stream().dispatch(dev.pipeline("gemm_split_f16", split_spec),
-                        groups((lines * length + 255) / 256), 1, 1, &p, sizeof(p),
+                        groups(line_groups * ((length + 63) / 64)), 1, 1, &p, sizeof(p),
                         reads, writes, cost);
   dev.free(amax_bits);
 }
 
-// Main-product K slice under fp32's full precision. At 8192^3 the error (relative to |A| |B|)
-// against float64 is max 1.1e-6 / mean 1.3e-7 unsliced, 2.7e-7 / 3.4e-8 in slices of 2048 and
-// 7.4e-8 / 9.0e-9 in slices of 512; cuBLAS's fp32 4.3e-7 / 2.0e-8 (H200, session 16).
-constexpr int64_t kFullPrecisionSlice = 2048;
+// Main-product K slice under fp32's full precision. Error relative to |A| |B| against float64,
+// max / mean, on the H200 (session 17): 8192^3 unsliced 1.1e-6 / 1.3e-7, slices of 1024
+// 1.4e-7 / 1.7e-8, of 256 6.1e-8 / 5.0e-9; cuBLAS fp32 and vkml's SIMT kernel 4.3e-7 / 2.0e-8.
+// At K = 768 (one slice) 4.6e-7 / 4.2e-8 against 4.5e-7 / 2.0e-8. Slices of 1024 cost 11% at
+// 8192^3, of 256 37%.
+constexpr int64_t kFullPrecisionSlice = 1024;
 
 bool is_set(const char* env, const char* value) { return env && std::strcmp(env, value) == 0; }
 
 // Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products large
-// enough that the fp16 kernel's tiles fill the GPU. Measured faster than the SIMT kernel there at
-// 8192^3 (sliced) and at 12608x3072x768 and 4096x3072x768 (relaxed).
+// enough for the fp16 kernel's tiles to fill the GPU. On the H200 it beat the SIMT kernel at every
+// such shape measured, from 4096x3072x768 (34.9 against 28.3 TFLOP/s) to 8192^3 (55.1 against 38.9).
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
-  if (caps.vendor_id != 0x10DE) return false;
-  if (d.fp32_relaxed) {
-    return std::min(d.m, d.n) >= 1024 && d.k >= 256 && d.m * d.n * d.k >= (int64_t{1} << 32);
-  }
-  return std::min(d.m, d.n) >= 4096 && d.k >= 4096;
+  return caps.vendor_id == 0x10DE && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
+         d.m * d.n * d.k >= (int64_t{1} << 32);
 }
 
 int64_t main_slice(const GemmDesc& d) {
@@ -182,7 +181,8 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   size_t nreads = 3;
   if (use_c_in) reads[nreads++] = matrix_range(d.c_in, DType::kF32, m, n, d.batch);
   if (use_bias) reads[nreads++] = matrix_range(d.bias, DType::kF32, m, n, d.batch);
-  dev.stream().dispatch(scale, groups((m * n + 255) / 256), 1, 1, &p, sizeof(p),
+  const uint32_t rows = static_cast<uint32_t>(std::min<int64_t>(m, 65535));
+  dev.stream().dispatch(scale, groups((n + 255) / 256), rows, 1, &p, sizeof(p),
                         {reads, nreads}, {&c_range, 1}, static_cast<uint64_t>(m * n));
   for (uint64_t buffer : {a_cat, b_cat, ea, eb}) dev.free(buffer);  // reuse waits (hazards)
 }

@@ -13,8 +13,10 @@
 // the line is contiguous, 32 where neighbouring lines are, as in a row-major B): its largest
 // magnitude, then the split. Few lines (a narrow B) would leave most of the GPU idle, so there
 // MODE 1 reduces chunks of CHUNK elements of 32 lines per workgroup into amax_bits (atomicMax on
-// the bits of non-negative floats, which order as the floats do) and MODE 2 splits every element
-// on its own thread.
+// the bits of non-negative floats, which order as the floats do) and MODE 2 splits blocks of 32
+// lines on their own workgroups. Where neighbouring lines are neighbours in memory (OUTER = 32,
+// MODE 2) blocks of 32 lines x 64 elements pass through shared memory, read along the lines'
+// neighbours and written along each line, so that both sides coalesce.
 #include "vkml_common.glsl"
 
 layout(local_size_x_id = 0) in;  // 256 (the reductions below assume it)
@@ -34,6 +36,9 @@ layout(push_constant) uniform Push {
 } pc;
 
 shared float partial[256];
+const uint BLOCK_I = 64;                 // elements per line in a transposed block (OUTER = 32)
+shared float block[32][BLOCK_I + 1];     // +1: the write phase's column reads miss bank conflicts
+shared int block_exp[32];
 
 float load_x(int64_t o, int64_t i) {
   return PF32(pc.src + uint64_t((o * pc.line_stride + i * pc.elem_stride) * 4)).v;
@@ -88,16 +93,38 @@ float line_amax(bool live, int64_t o, int64_t begin, int64_t end, uint tid, uint
   return amax;
 }
 
+// Splits elements [i0, i0 + 64) of lines [o0, o0 + 32) (adjacent in memory), whose exponents are
+// in block_exp: read with neighbouring threads on neighbouring lines, written along each line.
+void split_block(int64_t o0, int64_t i0, uint tid) {
+  [[unroll]] for (uint r = 0; r < 32 * BLOCK_I / 256; ++r) {
+    const uint e = tid + 256 * r, lo = e % 32, ii = e / 32;
+    if (o0 + lo < pc.lines && i0 + ii < pc.line_len) block[lo][ii] = load_x(o0 + lo, i0 + ii);
+  }
+  barrier();
+  [[unroll]] for (uint r = 0; r < 32 * BLOCK_I / 256; ++r) {
+    const uint e = tid + 256 * r, lo = e / BLOCK_I, ii = e % BLOCK_I;
+    if (o0 + lo < pc.lines && i0 + ii < pc.line_len) {
+      split_store(o0 + lo, i0 + ii, block[lo][ii], block_exp[lo]);
+    }
+  }
+  barrier();  // `block` is refilled next
+}
+
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint lane_o = tid % OUTER, lane_i = tid / OUTER;
-  if (MODE == 2) {
-    const int64_t total = pc.lines * pc.line_len;
-    for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {
-      const int64_t o = t % pc.lines, i = t / pc.lines;  // neighbouring threads: neighbouring lines
-      const int e = scale_exponent(uintBitsToFloat(PU32(pc.amax_bits + uint64_t(o * 4)).v));
-      if (i == 0) PI32(pc.exponents + uint64_t(o * 4)).v = e;
-      split_store(o, i, load_x(o, i), e);
+  if (MODE == 2) {  // OUTER = 32: a 32-line x 64-element block per workgroup and round
+    const int64_t line_blocks = (pc.lines + 31) / 32, elem_blocks = (pc.line_len + BLOCK_I - 1) / BLOCK_I;
+    for (int64_t blk = int64_t(gl_WorkGroupID.x); blk < line_blocks * elem_blocks;
+         blk += int64_t(gl_NumWorkGroups.x)) {
+      const int64_t o0 = (blk % line_blocks) * 32, i0 = (blk / line_blocks) * BLOCK_I;
+      if (tid < 32 && o0 + tid < pc.lines) {
+        const int e = scale_exponent(uintBitsToFloat(PU32(pc.amax_bits + uint64_t((o0 + tid) * 4)).v));
+        block_exp[tid] = e;
+        if (i0 == 0) PI32(pc.exponents + uint64_t((o0 + tid) * 4)).v = e;
+      }
+      barrier();
+      split_block(o0, i0, tid);
     }
     return;
   }
@@ -117,6 +144,15 @@ void main() {
     const int64_t o = base + lane_o;
     const bool live = o < pc.lines;
     const int e = scale_exponent(line_amax(live, o, 0, pc.line_len, tid, lane_o, lane_i));
+    if (OUTER == 32) {
+      if (lane_i == 0) {
+        block_exp[lane_o] = e;
+        if (live) PI32(pc.exponents + uint64_t(o * 4)).v = e;
+      }
+      barrier();
+      for (int64_t i0 = 0; i0 < pc.line_len; i0 += BLOCK_I) split_block(base, i0, tid);
+      continue;
+    }
     if (!live) continue;
     if (lane_i == 0) PI32(pc.exponents + uint64_t(o * 4)).v = e;
     for (int64_t i = lane_i; i < pc.line_len; i += INNER) split_store(o, i, load_x(o, i), e);

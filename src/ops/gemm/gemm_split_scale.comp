@@ -19,19 +19,21 @@ layout(push_constant) uniform Push {
   uint flags;
 } pc;
 
+// x: columns, y: rows (both grid-stride loops), so no element pays a 64-bit division.
 void main() {
-  const int64_t total = pc.m * pc.n;
-  for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {
-    const int64_t i = t / pc.n, j = t % pc.n;
-    const uint64_t at = pc.c + uint64_t((i * pc.row_stride + j * pc.col_stride) * 4);
-    const int e = PI32(pc.ea + uint64_t(i * 4)).v + PI32(pc.eb + uint64_t(j * 4)).v;
-    float v = pc.alpha * scale_by_pow2(PF32(at).v, -e);
-    if ((pc.flags & 1u) != 0u) {
-      v += pc.beta * PF32(pc.c_in + uint64_t((i * pc.c_in_row + j * pc.c_in_col) * 4)).v;
+  const int64_t col_step = int64_t(gl_NumWorkGroups.x) * int64_t(gl_WorkGroupSize.x);
+  for (int64_t j = int64_t(gl_GlobalInvocationID.x); j < pc.n; j += col_step) {
+    const int ej = PI32(pc.eb + uint64_t(j * 4)).v;
+    for (int64_t i = int64_t(gl_WorkGroupID.y); i < pc.m; i += int64_t(gl_NumWorkGroups.y)) {
+      const uint64_t at = pc.c + uint64_t((i * pc.row_stride + j * pc.col_stride) * 4);
+      float v = pc.alpha * scale_by_pow2(PF32(at).v, -(PI32(pc.ea + uint64_t(i * 4)).v + ej));
+      if ((pc.flags & 1u) != 0u) {
+        v += pc.beta * PF32(pc.c_in + uint64_t((i * pc.c_in_row + j * pc.c_in_col) * 4)).v;
+      }
+      if ((pc.flags & 2u) != 0u) {
+        v += PF32(pc.bias + uint64_t((i * pc.bias_row + j * pc.bias_col) * 4)).v;
+      }
+      PF32(at).v = v;
     }
-    if ((pc.flags & 2u) != 0u) {
-      v += PF32(pc.bias + uint64_t((i * pc.bias_row + j * pc.bias_col) * 4)).v;
-    }
-    PF32(at).v = v;
   }
 }
