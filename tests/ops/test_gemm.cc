@@ -780,8 +780,8 @@ namespace vkml::testing {
 namespace {
 
 // Where fp32 products take the split into fp16 tensor-core GEMMs without VKML_GEMM_F32_SPLIT:
-// NVIDIA GPUs and large products.
-TEST(GemmF32SplitTest, DefaultsFollowVendorSizeAndPrecision) {
+// NVIDIA GPUs and products of at least 512 output blocks of 128x128.
+TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   unsetenv("VKML_GEMM_F32_SPLIT");
   DeviceCaps nvidia = h200_like();
   nvidia.vendor_id = 0x10DE;
@@ -795,6 +795,8 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorSizeAndPrecision) {
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(8192, 8192, 512), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 8192, 8192), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));  // 108 blocks
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 50257, 768), nvidia));
   GemmDesc half = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
   EXPECT_FALSE(ops::gemm_f32_split_wanted(half, nvidia));
   GemmDesc batched = big;

@@ -91,12 +91,15 @@ constexpr int64_t kFullPrecisionSlice = 1024;
 
 bool is_set(const char* env, const char* value) { return env && std::strcmp(env, value) == 0; }
 
-// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products large
-// enough for the fp16 kernel's tiles to fill the GPU. On the H200 it beat the SIMT kernel at every
-// such shape measured, from 4096x3072x768 (34.9 against 28.3 TFLOP/s) to 8192^3 (55.1 against 38.9).
+// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products whose
+// output fills the GPU with 128x128 blocks many times over. On the H200 it beat the SIMT kernel
+// at every such shape measured, from 4096x3072x768 (34.9 against 28.3 TFLOP/s) to 8192^3 (67.1
+// against 38.8). With fewer blocks (GPT-2's weight gradients: 2304x768 outputs over K = 4096) the
+// sliced products leave most of the GPU idle where the SIMT kernel splits K: GPT-2 training took
+// 198 ms against 145 while those took the split too (session 17).
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
-  return caps.vendor_id == 0x10DE && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
-         d.m * d.n * d.k >= (int64_t{1} << 32);
+  const int64_t blocks = ((d.m + 127) / 128) * ((d.n + 127) / 128);
+  return caps.vendor_id == 0x10DE && std::min(d.m, d.n) >= 768 && d.k >= 768 && blocks >= 512;
 }
 
 int64_t main_slice(const GemmDesc& d) {
