@@ -11,7 +11,9 @@
 #           row-major B, fp32 8192^3 through bench_gemm, then the suites (device_suites.sh), then
 #           ViT-B/16 and GPT-2 training beside CUDA in the time left.
 #   part t: the suites (device_suites.sh), then the five models beside CUDA with nvidia-smi.
-# Usage: bash scripts/device_s17_run.sh e|f|t. Summary to stdout; logs to $OUT.
+#   part g: the split against the SIMT kernel on GPT-2's and ViT's few-block weight-gradient
+#           shapes (is the 512-block rule right?), then the five models beside CUDA.
+# Usage: bash scripts/device_s17_run.sh e|f|t|g. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-e}
 source scripts/device_build_env.sh
@@ -38,6 +40,13 @@ if [ "$PART" = f ]; then
   left=$((570 - SECONDS))
   [ $left -gt 60 ] && timeout $left python3 bench/bench_models.py --only vit,gpt2 \
     --json $OUT/models.json 2>&1 | grep -E "model|loss|fallbacks|vit|gpt"
+fi
+if [ "$PART" = g ]; then
+  timeout 200 python3 bench/gemm_f32_split_check.py --kchunks 1024 \
+    --shapes 2304x4096x768,3072x4096x768,768x4096x3072,768x12608x3072,4096x768x3072,4096x3072x768 \
+    > $OUT/f32_split_grad.txt 2>&1
+  grep "|" $OUT/f32_split_grad.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
+  source scripts/device_models_smi.sh
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
