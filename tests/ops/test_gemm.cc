@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "float_buffers.h"
-#include "vkml/errors.h"
 #include "ops/gemm/gemm_f32_split.h"
+#include "vkml/errors.h"
 #include "vkml/gemm.h"
 
 namespace vkml::testing {
@@ -774,11 +774,6 @@ TEST_F(GemmTest, RejectsBadDescriptors) {
   EXPECT_NO_THROW(ops::gemm(dev(), empty));
 }
 
-}  // namespace vkml::testing
-
-namespace vkml::testing {
-namespace {
-
 // Where fp32 products take the split into fp16 tensor-core GEMMs without VKML_GEMM_F32_SPLIT:
 // NVIDIA GPUs and products of at least 512 output blocks of 128x128.
 TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
@@ -819,5 +814,4 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
 }
 
-}  // namespace
 }  // namespace vkml::testing

@@ -170,14 +170,22 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   const uint32_t spec[] = {256};
   const Pipeline& scale = dev.pipeline("gemm_split_scale", spec);
   const bool use_c_in = d.beta != 0.0, use_bias = d.bias.address != 0;
-  ScalePush p{d.c.address,        ea,
-              eb,                 use_c_in ? d.c_in.address : 0,
-              d.bias.address,     m,
-              n,                  d.c.row_stride,
-              d.c.col_stride,     d.c_in.row_stride,
-              d.c_in.col_stride,  d.bias.row_stride,
-              d.bias.col_stride,  static_cast<float>(d.alpha),
-              static_cast<float>(d.beta), (use_c_in ? 1u : 0u) | (use_bias ? 2u : 0u)};
+  const ScalePush p{.c = d.c.address,
+                    .ea = ea,
+                    .eb = eb,
+                    .c_in = use_c_in ? d.c_in.address : 0,
+                    .bias = d.bias.address,
+                    .m = m,
+                    .n = n,
+                    .row_stride = d.c.row_stride,
+                    .col_stride = d.c.col_stride,
+                    .c_in_row = d.c_in.row_stride,
+                    .c_in_col = d.c_in.col_stride,
+                    .bias_row = d.bias.row_stride,
+                    .bias_col = d.bias.col_stride,
+                    .alpha = static_cast<float>(d.alpha),
+                    .beta = static_cast<float>(d.beta),
+                    .flags = (use_c_in ? 1u : 0u) | (use_bias ? 2u : 0u)};
   const MemRange c_range = matrix_range(d.c, DType::kF32, m, n, d.batch);
   MemRange reads[5] = {c_range, {ea, static_cast<uint64_t>(m * 4)},
                        {eb, static_cast<uint64_t>(n * 4)}};

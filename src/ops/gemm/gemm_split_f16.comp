@@ -114,12 +114,14 @@ void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint lane_o = tid % OUTER, lane_i = tid / OUTER;
   if (MODE == 2) {  // OUTER = 32: a 32-line x 64-element block per workgroup and round
-    const int64_t line_blocks = (pc.lines + 31) / 32, elem_blocks = (pc.line_len + BLOCK_I - 1) / BLOCK_I;
+    const int64_t line_blocks = (pc.lines + 31) / 32;
+    const int64_t elem_blocks = (pc.line_len + BLOCK_I - 1) / BLOCK_I;
     for (int64_t blk = int64_t(gl_WorkGroupID.x); blk < line_blocks * elem_blocks;
          blk += int64_t(gl_NumWorkGroups.x)) {
       const int64_t o0 = (blk % line_blocks) * 32, i0 = (blk / line_blocks) * BLOCK_I;
       if (tid < 32 && o0 + tid < pc.lines) {
-        const int e = scale_exponent(uintBitsToFloat(PU32(pc.amax_bits + uint64_t((o0 + tid) * 4)).v));
+        const uint amax_bits = PU32(pc.amax_bits + uint64_t((o0 + tid) * 4)).v;
+        const int e = scale_exponent(uintBitsToFloat(amax_bits));
         block_exp[tid] = e;
         if (i0 == 0) PI32(pc.exponents + uint64_t((o0 + tid) * 4)).v = e;
       }
