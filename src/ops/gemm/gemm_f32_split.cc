@@ -93,7 +93,7 @@ bool is_set(const char* env, const char* value) { return env && std::strcmp(env,
 
 // Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products whose
 // output fills the GPU with 128x128 blocks many times over. On the H200 it beat the SIMT kernel
-// at every such shape measured, from 4096x3072x768 (34.9 against 28.3 TFLOP/s) to 8192^3 (67.1
+// at every such shape measured, from 12608x768x2304 (38.7 against 33.3 TFLOP/s) to 8192^3 (67.1
 // against 38.8). With fewer blocks (GPT-2's weight gradients: 2304x768 outputs over K = 4096) the
 // sliced products leave most of the GPU idle where the SIMT kernel splits K: GPT-2 training took
 // 198 ms against 145 while those took the split too (session 17).
