@@ -8,6 +8,10 @@ far above its neighbours with new device allocations points at the allocator; on
 is also high, at the GPU; one with the same GPU time but a high wall time, at the host or the wait.
 
     PYTHONPATH=. python bench/variance_probe.py [--dtype float16] [--rounds 6]
+                                                [--model resnet50]
+
+--model resnet50 probes ResNet-50 inference at batch 64, 224x224 (bench_models' workload), whose
+fp16 timing read 36.5 ms in two device calls and 12.6-12.8 ms in the others.
 """
 
 from __future__ import annotations
@@ -43,10 +47,11 @@ def counters() -> tuple[int, int, int]:
 
 def one_round(fn, calls: int) -> str:
     a0, s0, d0 = counters()
-    samples = []
+    samples, host = [], []
     for _ in range(calls):
         t0 = time.perf_counter()
         fn()
+        host.append((time.perf_counter() - t0) * 1e3)  # recording alone, before the wait
         torch.vkml.synchronize()
         samples.append((time.perf_counter() - t0) * 1e3)
     a1, s1, d1 = counters()
@@ -60,9 +65,24 @@ def one_round(fn, calls: int) -> str:
         torch.vkml.synchronize()
     gpu = sum(ns for _, ns in prof.times.values()) / 1e6
     return (f"wall min {min(samples):7.3f} med {statistics.median(samples):7.3f} "
-            f"max {max(samples):7.3f} | batched {batched:7.3f} | gpu {gpu:7.3f} | "
+            f"max {max(samples):7.3f} host {statistics.median(host):6.3f} | batched {batched:7.3f} | gpu {gpu:7.3f} | "
             f"allocs {a1 - a0:3d} submits/call {(s1 - s0) / calls:5.1f} "
             f"dispatches/call {(d1 - d0) / calls:5.1f}")
+
+
+def resnet50_inference(dtype, small: bool):
+    from bench import model_defs as md
+
+    model = md.resnet50().to("vkml", dtype).eval()
+    batch, hw = (2, 64) if small else (64, 224)
+    x = torch.randn(batch, 3, hw, hw, generator=torch.Generator().manual_seed(0))
+    x = x.to("vkml", dtype)
+
+    @torch.no_grad()
+    def fn():
+        return model(x)
+
+    return fn
 
 
 def main() -> None:
@@ -70,21 +90,25 @@ def main() -> None:
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--model", default="", choices=["", "resnet50"],
+                    help="a whole model's inference instead of the convolution layers")
     ap.add_argument("--idle", type=float, default=0.0,
                     help="seconds of GPU idleness before each round (clock and power states)")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype)
     small = "llvmpipe" in torch_vkml.device_name().lower()
     layers = [(ci, co, k, s, min(hw, 8), 2) for ci, co, k, s, hw, _ in LAYERS] if small else LAYERS
+    work = ([(f"resnet50 inference {args.dtype}", resnet50_inference(dtype, small))] if args.model
+            else [(f"{ci}->{co} k{k}s{s} @{hw} b{b}", conv_step(ci, co, k, s, hw, b, dtype))
+                  for ci, co, k, s, hw, b in layers])
     print(f"device {torch_vkml.device_name()}, dtype {args.dtype}, "
           f"VKML_CONV_WINOGRAD={os.environ.get('VKML_CONV_WINOGRAD')}, idle {args.idle} s, "
           f"cache {os.environ.get('VKML_CACHE_DIR')}")
-    for layer in layers:
-        fn = conv_step(*layer, dtype)
+    for name, fn in work:
         for _ in range(3):  # pipelines; deliberately no time-based warm-up (round 0 shows the rest)
             fn()
         torch.vkml.synchronize()
-        print(f"{layer[0]}->{layer[1]} k{layer[2]}s{layer[3]} @{layer[4]} b{layer[5]}", flush=True)
+        print(name, flush=True)
         for r in range(args.rounds):
             time.sleep(args.idle)
             print(f"  round {r}: {one_round(fn, args.calls)}", flush=True)

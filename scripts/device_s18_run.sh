@@ -4,8 +4,13 @@
 #   part g: fp16 8192^3 as a check of the GPU's state, the fp32 split against the SIMT kernel on
 #           GPT-2's and ViT's few-block weight-gradient shapes (is the 512-block rule right?), the
 #           five models beside CUDA with nvidia-smi, then ViT's and GPT-2's kernels profiled.
+#   part s: the split with few-block products as split-K GEMMs, now on by default for them: the
+#           split against SIMT and cuBLAS on weight-gradient and mid-sized shapes, the five
+#           models with nvidia-smi, ResNet-50 inference rounds (bench/variance_probe.py: is the
+#           36.5 ms fp16 state on the GPU or the host?), then ViT and GPT-2 under session 17's
+#           rule (VKML_GEMM_F32_SPLIT_MIN_BLOCKS=512, vkml alone) in the time left.
 #   part t: the correctness suites (device_suites.sh), then fp16 8192^3 in the time left.
-# Usage: bash scripts/device_s18_run.sh g|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s18_run.sh g|s|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -22,6 +27,22 @@ if [ "$PART" = g ]; then
   [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --only vit,gpt2 --profile 22 \
     > $OUT/profile.txt 2>&1
   cut -c1-110 $OUT/profile.txt | head -56
+fi
+if [ "$PART" = s ]; then
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+  timeout 150 python3 bench/gemm_f32_split_check.py --kchunks 1024 \
+    --shapes 2304x4096x768,3072x4096x768,768x4096x3072,768x4096x768,4096x3072x768,768x12608x3072,768x12608x768,2304x12608x768,1024x1024x1024,2048x2048x2048 \
+    > $OUT/f32_split_few.txt 2>&1
+  grep "|" $OUT/f32_split_few.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
+  tail -3 $OUT/f32_split_few.txt | grep -i -E "error|Traceback" 
+  source scripts/device_models_smi.sh
+  for dt in float16 float32 float16; do
+    timeout 60 python3 bench/variance_probe.py --model resnet50 --dtype $dt --rounds 5 --calls 20 \
+      2>&1 | grep -E "round|Error" | cut -c1-150
+  done
+  left=$((575 - SECONDS))
+  [ $left -gt 60 ] && VKML_GEMM_F32_SPLIT_MIN_BLOCKS=512 timeout $left python3 \
+    bench/bench_models.py --only vit,gpt2 --vkml-only 2>&1 | grep -E "model"
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

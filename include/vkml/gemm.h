@@ -47,6 +47,9 @@ struct GemmDesc {
   // from torch's float32 matmul precision ("high" or "medium"); the split GEMM then skips its K
   // slices (gemm_f32_split.cc).
   bool fp32_relaxed = false;
+  // Split-K slices at most this deep (0: the planner's choice), cutting K even where the output
+  // alone fills the device: the split fp32 GEMM bounds its tensor-core accumulation chains so.
+  int64_t max_k_slice = 0;
 };
 
 enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt, kCoopMat2 };

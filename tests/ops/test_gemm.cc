@@ -789,8 +789,15 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   EXPECT_TRUE(ops::gemm_f32_split_wanted(narrow, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(8192, 8192, 512), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 8192, 8192), nvidia));
-  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
-  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));  // 108 blocks
+  // 108 blocks: the products run as split-K GEMMs; session 17's rule kept such outputs off.
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
+  {
+    ScopedEnv min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "512");
+    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
+    EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 3072, 768), nvidia));
+    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
+  }
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));  // 64 blocks
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 50257, 768), nvidia));
   GemmDesc half = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
   EXPECT_FALSE(ops::gemm_f32_split_wanted(half, nvidia));
@@ -812,6 +819,35 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   }
   ScopedEnv forced("VKML_GEMM_F32_SPLIT", "force");
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
+}
+
+// GemmDesc::max_k_slice cuts K however many blocks the output has, in whole K tiles of 32, and
+// keeps the product off the coopmat2 kernel (no split-K there).
+TEST(GemmF32SplitTest, SliceBoundIsHonoured) {
+  const DeviceCaps caps = h200_like();
+  GemmDesc big = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
+  EXPECT_EQ(ops::choose_gemm_plan(big, caps, all_shaders).split_k, 1u);
+  big.max_k_slice = 1024;
+  GemmPlan plan = ops::choose_gemm_plan(big, caps, all_shaders);
+  EXPECT_EQ(plan.split_k, 8u);
+  EXPECT_EQ(plan.k_chunk, 1024);
+  GemmDesc odd = shape(100, 100, 1000, DType::kF16, DType::kF32);
+  odd.max_k_slice = 300;  // 288 in whole tiles: 4 slices of 256
+  plan = ops::choose_gemm_plan(odd, caps, all_shaders);
+  EXPECT_EQ(plan.split_k, 4u);
+  EXPECT_EQ(plan.k_chunk, 256);
+  odd.max_k_slice = 1000;  // 992 in whole tiles: 2 slices
+  EXPECT_EQ(ops::choose_gemm_plan(odd, caps, all_shaders).split_k, 2u);
+  odd.max_k_slice = 1024;  // K fits one slice: the planner's own choice
+  EXPECT_EQ(ops::choose_gemm_plan(odd, caps, all_shaders).split_k, 1u);
+  DeviceCaps cm2 = caps;
+  cm2.coopmat2_tensor = true;
+  big.max_k_slice = 0;
+  ASSERT_EQ(ops::choose_gemm_plan(big, cm2, all_shaders).kernel, GemmKernel::kCoopMat2);
+  big.max_k_slice = 1024;
+  plan = ops::choose_gemm_plan(big, cm2, all_shaders);
+  EXPECT_NE(plan.kernel, GemmKernel::kCoopMat2);
+  EXPECT_EQ(plan.k_chunk, 1024);
 }
 
 }  // namespace vkml::testing

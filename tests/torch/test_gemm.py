@@ -173,6 +173,8 @@ def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
     test_mm_out_resize_and_aliasing(gen)
     test_addmm_broadcast_alpha_beta_inplace(torch.float32, gen)
     test_bmm_baddbmm(torch.float32, gen)
+    # C_in and bias 4 at a time where dense and aligned, one by one off alignment.
+    test_epilogue_with_dense_and_offset_inputs(torch.float32, 70, 40, 88, gen)
     a, b = rand(136, 72, gen=gen), rand(200, 72, gen=gen)  # aligned, B transposed (x @ W^T)
     check(torch.mm(dev(a), dev(b).t()), a.double() @ b.double().t(), torch.float32)
     # A k-contiguous and aligned (4x4 blocks from 16-byte loads where the tile allows): rows not

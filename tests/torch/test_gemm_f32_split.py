@@ -92,15 +92,6 @@ def test_wide_lines_take_the_one_pass_split(gen, m, k, n):
     assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
 
 
-def test_main_product_in_k_slices(gen, monkeypatch):
-    # VKML_GEMM_F32_SPLIT_KCHUNK: the main product in K slices added through the epilogue.
-    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_KCHUNK", "64")
-    a = torch.randn(33, 257, generator=gen)
-    b = torch.randn(257, 65, generator=gen)
-    out = a.to("vkml") @ b.to("vkml")
-    assert scaled_err(out, a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
-
-
 def test_addmm_linear_epilogues_and_in_place(gen):
     """alpha, beta * C_in and a broadcast bias come in the split's last pass; an in-place addmm_
     (C_in is C, overwritten by the products) keeps the fp32 kernels."""
@@ -127,7 +118,9 @@ def test_addmm_linear_epilogues_and_in_place(gen):
 def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
     """Full fp32 precision slices the main product along K (1024 by default: 4100 gives five
     slices, the last short); VKML_GEMM_F32_SPLIT_KCHUNK sets the slice (32 over 100: a ragged
-    end; 64 over 64: one slice)."""
+    end; 64 over 64: one slice). Here one GEMM per slice, as for outputs of many blocks
+    (VKML_GEMM_F32_SPLIT_FEW_BLOCKS=0; split-K below)."""
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "0")
     if slice_env:
         monkeypatch.setenv("VKML_GEMM_F32_SPLIT_KCHUNK", slice_env)
     a = torch.randn(m, k, generator=gen)
@@ -139,14 +132,41 @@ def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
     assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
 
 
+@pytest.mark.parametrize("few", [None, "2"])
+def test_few_block_products_split_k(gen, monkeypatch, few):
+    """Outputs of few blocks run each product as one split-K GEMM (the fp32 partial sums are
+    the main product's K slices) that fills the GPU: slices of 256 for parallelism by default;
+    with VKML_GEMM_F32_SPLIT_FEW_BLOCKS=2 parallelism asks for 2 slices and the 1024 bound
+    makes it 5. The caller's alpha, beta * C_in and bias still come in the last pass."""
+    if few:
+        monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", few)
+    a = torch.randn(9, 4100, generator=gen)
+    b = torch.randn(4100, 7, generator=gen)
+    outs = []
+    ran = kernels_run(lambda: outs.append(a.to("vkml") @ b.to("vkml")))
+    assert ran.get("gemm_splitk_reduce_f32") == 2, ran  # main product and correction
+    assert gemm_dispatches(ran) == 2, ran  # one GEMM per product
+    assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
+    c, bias = torch.randn(9, 7, generator=gen), torch.randn(7, generator=gen)
+    got = torch.addmm(c.to("vkml"), a.to("vkml"), b.to("vkml"), beta=0.5, alpha=-1.5)
+    ref = 0.5 * c.double() - 1.5 * (a.double() @ b.double())
+    torch.testing.assert_close(got.cpu().double(), ref, rtol=1e-5, atol=1e-4)
+    w = b.t().contiguous()
+    got = torch.nn.functional.linear(a.to("vkml"), w.to("vkml"), bias.to("vkml"))
+    ref = torch.nn.functional.linear(a.double(), w.double(), bias.double())
+    torch.testing.assert_close(got.cpu().double(), ref, rtol=1e-5, atol=1e-4)
+
+
 def gemm_dispatches(ran):
     return sum(count for name, count in ran.items()
                if name.startswith("gemm_") and not name.startswith("gemm_split"))
 
 
-def test_relaxed_float32_matmul_precision(gen):
+def test_relaxed_float32_matmul_precision(gen, monkeypatch):
     """torch.set_float32_matmul_precision("high") (CUDA's TF32 switch) lets the split skip its K
-    slices; the result keeps the split's accuracy."""
+    slices; the result keeps the split's accuracy. (Outputs of many blocks: few-block ones still
+    cut K, for parallelism.)"""
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "0")
     a = torch.randn(20, 4100, generator=gen)
     b = torch.randn(4100, 12, generator=gen)
     outs = []

@@ -78,12 +78,20 @@ GemmPlan gemv_plan(const GemmDesc& d) {
   return plan;
 }
 
-// Cuts K into slices when the output alone has too few blocks to occupy the device.
+// Cuts K into slices when the output alone has too few blocks to occupy the device, or when the
+// caller bounds the slices' depth (GemmDesc::max_k_slice, whole K tiles of 32; always honoured).
 void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   const GemmDesc& d = plan.problem;
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
   const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  const int64_t max_slice = d.max_k_slice > 0 ? std::max<int64_t>(d.max_k_slice / 32 * 32, 32) : 0;
+  const int64_t needed = max_slice > 0 ? ceil_div(d.k, max_slice) : 1;
+  if (needed > 1) {
+    plan.split_k = static_cast<uint32_t>(needed);
+    plan.k_chunk = ceil_div(ceil_div(d.k, needed), 32) * 32;  // at most max_slice
+    return;
+  }
   if (blocks >= target || d.k < 1024) return;
   int64_t splits = std::min<int64_t>({target / blocks, d.k / 512, 32});
   const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
@@ -487,7 +495,10 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   const std::string coop_shader = "gemm_coopmat_" + dtype_pair(d);
   const uint32_t sg = caps.subgroup_size;
   GemmPlan cm2;
-  if (half_in && coopmat_shape_ok(caps, d.in_dtype) && coopmat2_plan(d, caps, shader_exists, &cm2)) {
+  // The coopmat2 kernel has no split-K: not where the caller bounds the slices' depth.
+  const bool whole_k = d.max_k_slice == 0 || d.k <= d.max_k_slice;
+  if (half_in && whole_k && coopmat_shape_ok(caps, d.in_dtype) &&
+      coopmat2_plan(d, caps, shader_exists, &cm2)) {
     cm2.problem = d;
     cm2.transposed = transposed;
     return cm2;

@@ -111,6 +111,24 @@ uvec2 b_unit(uint l) {
   return B_NFAST ? uvec2(u / (BN / 4), u % (BN / 4)) : uvec2(u % BK, u / BK);
 }
 
+#if !defined(CONV_IMPLICIT)  // the GEMM and weight-gradient builds (vec_out: fp32 C only)
+// Rows of 16-byte aligned runs of 4 floats (every base a multiple of 4 elements).
+bool dense_rows4(GemmOperand o) {
+  return o.col == 1 && (o.row % 4) == 0 && (o.batch0 % 4) == 0 && (o.batch1 % 4) == 0 &&
+         (o.address % 16) == 0;
+}
+
+// store_result's alpha * acc + beta * C_in + bias, in the same order, for 4 outputs at (r, c).
+vec4 epilogue4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 acc) {
+  vec4 v = epi.alpha * acc;
+  if ((epi.flags & VKML_GEMM_HAS_CIN) != 0u) {
+    v += epi.beta * SimtV4(elem_addr(epi.c_in, b0, b1, r, c, 4)).v;
+  }
+  if ((epi.flags & VKML_GEMM_HAS_BIAS) != 0u) v += SimtV4(elem_addr(epi.bias, b0, b1, r, c, 4)).v;
+  return v;
+}
+#endif
+
 void main() {
 #ifdef CONV_IMPLICIT
   ConvGemmParams p = pc.p;
@@ -157,9 +175,11 @@ void main() {
   const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
   const uint64_t partial = p.partial;
 #if defined(OUT_F32)
-  const bool vec_out = splits == 1 && epi.flags == 0u && epi.c.col == 1 && (epi.c.row % 4) == 0 &&
-                       (epi.c.batch0 % 4) == 0 && (epi.c.batch1 % 4) == 0 &&
-                       (epi.c.address % 16) == 0;
+  // 4 consecutive outputs per 16-byte access when C, and C_in and bias where used, are dense
+  // along rows (a biased linear's broadcast bias included).
+  const bool vec_out = splits == 1 && dense_rows4(epi.c) &&
+                       ((epi.flags & VKML_GEMM_HAS_CIN) == 0u || dense_rows4(epi.c_in)) &&
+                       ((epi.flags & VKML_GEMM_HAS_BIAS) == 0u || dense_rows4(epi.bias));
 #else
   const bool vec_out = false;  // its 16-byte stores hold 4 floats
 #endif
@@ -452,7 +472,8 @@ void main() {
                   }                                                                           \
                 }                                                                             \
               } else if (vec_out && full) {                                                   \
-                SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v = epi.alpha * val;            \
+                SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v =                             \
+                    epilogue4(epi, b0, b1, row, col, val);                                    \
               } else {                                                                        \
                 [[unroll]] for (uint e = 0; e < 4; ++e) {                                     \
                   if (col + e < N) store_result(epi, b0, b1, row, col + e, val[e]);           \
