@@ -279,6 +279,38 @@ def test_embedding_forward_and_backward(gen):
         assert_same(F.embedding(i32.to(V), wd.to(V)), F.embedding(i32, wd))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_embedding_backward_runs_of_equal_indices(dtype, gen):
+    """The backward sorts the indices and sums each run of equal ones in position order: long
+    runs (a few frequent tokens), int32 and int64 indices, a strided 1-D index view (sorted too),
+    and a transposed 2-D one (the index kernel's walk), against float64 on the CPU."""
+    w = torch.randn(40, 24, generator=gen, dtype=torch.float64)
+    frequent = torch.tensor([3, 17, 39])
+    idx = torch.where(torch.rand(8, 50, generator=gen) < 0.6,
+                      frequent[torch.randint(0, 3, (8, 50), generator=gen)],
+                      torch.randint(0, 40, (8, 50), generator=gen))
+    tol = {torch.float32: 1e-5, torch.float16: 2e-2, torch.bfloat16: 1.5e-1}[dtype]
+    for view, padding_idx in [(idx, None), (idx.int(), 17), (idx.reshape(-1)[::3], None),
+                              (idx.t(), 3)]:
+        g = torch.randn(*view.shape, 24, generator=gen, dtype=torch.float64)
+        ref = torch.ops.aten.embedding_dense_backward(g, view.long(), 40,
+                                                      -1 if padding_idx is None else padding_idx,
+                                                      False)
+        torch_vkml.profiler.enable()
+        try:
+            got = torch.ops.aten.embedding_dense_backward(
+                g.to(dtype).to(V), view.to(V), 40, -1 if padding_idx is None else padding_idx,
+                False)
+            torch_vkml.synchronize()
+            ran = torch_vkml.profiler.kernel_times(reset=True)
+        finally:
+            torch_vkml.profiler.disable()
+        sorted_path = view.dim() == 1 or view.is_contiguous()
+        assert any(k.startswith("embedding_bwd_") for k in ran) == sorted_path, ran
+        assert got.dtype == dtype
+        torch.testing.assert_close(got.cpu().double(), ref, rtol=tol, atol=tol * 4)
+
+
 def test_gradients_match_cpu(gen):
     x = torch.randn(5, 6, generator=gen, dtype=torch.float64)
     idx = torch.randint(0, 6, (5, 8), generator=gen)

@@ -80,6 +80,28 @@ def test_cross_entropy_label_smoothing_decomposes(gen, fallback):
     assert "aten::_log_softmax.out" not in fell_back()
 
 
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_nll_backward_into_strided_out_overwrites_every_element(reduction, gen):
+    """The backward zeroes grad_input, then writes each sample's target class: a transposed out=
+    holding other values, a strided target with ignored entries, a strided grad_output (none)."""
+    x = randn((6, 5), torch.float32, gen)
+    t = torch.tensor([0, 9, 4, 9, -100, 9, 1, 9, 3, 9, 4, 9])[::2]
+    w = torch.rand(5, generator=gen) + 0.5
+    go = randn((12,), torch.float32, gen)[::2] if reduction == 0 else randn((), torch.float32, gen)
+    _, tw = torch.ops.aten.nll_loss_forward(x.double(), t, w.double(), reduction, -100)
+    ref = torch.ops.aten.nll_loss_backward(go.double(), x.double(), t, w.double(), reduction,
+                                           -100, tw)
+    out = randn((5, 6), torch.float32, gen).to("vkml").t()
+    dev_go = go.to("vkml") if reduction else randn((12,), torch.float32, gen).to("vkml")[::2]
+    if reduction == 0:
+        dev_go.copy_(go)
+    torch.ops.aten.nll_loss_backward.grad_input(
+        dev_go, x.to("vkml"), torch.tensor([0, 9, 4, 9, -100, 9, 1, 9, 3, 9, 4, 9]).to("vkml")[::2],
+        w.to("vkml"), reduction, -100, tw.float().to("vkml"), grad_input=out)
+    assert not out.is_contiguous()
+    assert_close_to_ref(out, ref)
+
+
 def test_nll_ops_direct_out_and_total_weight(gen):
     x = randn((6, 4), torch.float32, gen)
     t = torch.tensor([0, 3, 1, -100, 2, 1])

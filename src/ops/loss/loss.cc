@@ -8,6 +8,7 @@
 #include "ops/loss/loss_params.h"
 #include "ops/nn_util.h"
 #include "vkml/errors.h"
+#include "vkml/ops.h"
 
 namespace vkml::ops {
 
@@ -258,35 +259,33 @@ void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDe
   p.reduction = static_cast<uint32_t>(reduction);
   p.ignore_index = ignore_index;
   p.classes = grad_input.sizes[class_dim];
+  p.class_stride = grad_input.strides[class_dim];
   p.weight_stride = weight ? weight->strides[0] : 0;
-  p.class_dim = class_dim;
-  // Target and grad_output do not vary along the class dim.
-  auto with_class = [&](const std::vector<int64_t>& s) {
-    std::vector<int64_t> r = s;
-    r.insert(r.begin() + class_dim, 0);
-    return r;
-  };
   Slots slots;
-  slots.set(LOSS_OUT, &grad_input, grad_input.strides);
-  slots.set(LOSS_Y, &target, with_class(target.strides));
+  slots.set(LOSS_OUT, &grad_input, nn::strides_without(grad_input, class_dim));
+  slots.set(LOSS_Y, &target, target.strides);
   if (reduction == Reduction::kNone) {
     nn::check_same_sizes(target, grad_output, "nll_loss_backward");
-    slots.set(LOSS_GO, &grad_output, with_class(grad_output.strides));
+    slots.set(LOSS_GO, &grad_output, grad_output.strides);
   } else {
     check_scalar(grad_output, "nll_loss grad_output");
-    slots.set(LOSS_GO, &grad_output, std::vector<int64_t>(grad_input.ndim(), 0));
+    slots.set(LOSS_GO, &grad_output, std::vector<int64_t>(target.ndim(), 0));
   }
   check_scalar(total_weight, "total_weight");
   p.total_weight = total_weight.address;
   p.total_weight_dtype = nn::float_code(total_weight, "total_weight");
-  fill_layout(p, grad_input.sizes, slots, false, "nll_loss_backward");
+  fill_layout(p, target.sizes, slots, true, "nll_loss_backward");
   p.dtype[LOSS_Y] = nn::index_code(target, "nll_loss target");
   if (weight) {
     p.ptr[LOSS_W] = weight->address;
     p.dtype[LOSS_W] = nn::float_code(*weight, "nll_loss weight");
   }
   bool fp64 = slots_need_fp64(dev, slots, weight) || total_weight.dtype == DType::kF64;
-  if (p.numel == 0) return;
+  // Zeros everywhere (a buffer fill where grad_input is dense), then one write per sample at its
+  // target class: an element-wise pass over a language model's logits, each element dividing its
+  // index into coordinates, took 4.3 ms for GPT-2's 4096 x 50257 on an H200.
+  fill(dev, grad_input, Scalar::from_double(0.0));
+  if (p.numel == 0 || grad_input.numel() == 0) return;
   MemRange reads[] = {nn::range_of(target), nn::range_of(grad_output),
                       weight ? nn::range_of(*weight) : MemRange{}, nn::range_of(total_weight)};
   MemRange writes[] = {nn::range_of(grad_input)};

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // nll_loss. NLL_FORWARD: per sample, loss = -w[t] * x[t] (0 for ignore_index, NaN for a target
 // out of range: a GPU cannot raise), written per sample or summed with the weights.
-// Otherwise backward: grad_input[s, c] = -w[c] * grad (/ total_weight for mean) where c == t[s].
+// Otherwise backward into a zeroed grad_input: grad_input[s, t[s]] = -w[t[s]] * grad
+// (/ total_weight for mean).
 #include "vkml_common.glsl"
 #include "loss_params.h"
 
@@ -51,6 +52,7 @@ void main() {
     if (LOSS_LANE == 0) loss_emit(p, nn_group_id(), sum_loss, sum_weight);
   }
 #else
+  // Backward, after grad_input was zeroed: per sample, its target class's element only.
   ACC scale = ACC(1);
   if (!none) {
     scale = loss_ld(p, LOSS_GO, 0);
@@ -60,21 +62,13 @@ void main() {
   }
   for (int64_t e = LOSS_START; e < p.numel; e += LOSS_STEP) {
     int64_t o[VKML_LOSS_SLOTS];
-    int64_t c = 0, rem = e;
-    for (int s = 0; s < VKML_LOSS_SLOTS; ++s) o[s] = 0;
-    for (int d = int(p.ndim) - 1; d >= 0; --d) {
-      int64_t i = rem % p.sizes[d];
-      rem /= p.sizes[d];
-      if (d == p.class_dim) c = i;
-      for (int s = 0; s < VKML_LOSS_SLOTS; ++s) o[s] += i * p.strides[s][d];
-    }
+    loss_offsets(p, e, o);
     int64_t t = nn_load_index(p.ptr[LOSS_Y], o[LOSS_Y], p.dtype[LOSS_Y]);
-    ACC v = ACC(0);
-    if (t == c && t != p.ignore_index) {
-      ACC g = none ? loss_ld(p, LOSS_GO, o[LOSS_GO]) : scale;
-      v = -class_weight(p, t) * g;
-    }
-    nn_store(p.ptr[LOSS_OUT], o[LOSS_OUT], p.dtype[LOSS_OUT], v);
+    // ignore_index and targets out of range keep their zeros (no class matches them).
+    if (t == p.ignore_index || t < 0 || t >= p.classes) continue;
+    ACC g = none ? loss_ld(p, LOSS_GO, o[LOSS_GO]) : scale;
+    nn_store(p.ptr[LOSS_OUT], o[LOSS_OUT] + t * p.class_stride, p.dtype[LOSS_OUT],
+             -class_weight(p, t) * g);
   }
 #endif
 }
