@@ -789,15 +789,14 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   EXPECT_TRUE(ops::gemm_f32_split_wanted(narrow, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(8192, 8192, 512), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 8192, 8192), nvidia));
-  // 108 blocks: the products run as split-K GEMMs; session 17's rule kept such outputs off.
-  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));  // 108 blocks
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 3072, 768), nvidia));   // 768 blocks
   {
-    ScopedEnv min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "512");
-    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
-    EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 3072, 768), nvidia));
-    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
+    ScopedEnv min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "0");
+    EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
+    EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
   }
-  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));  // 64 blocks
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 50257, 768), nvidia));
   GemmDesc half = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
   EXPECT_FALSE(ops::gemm_f32_split_wanted(half, nvidia));

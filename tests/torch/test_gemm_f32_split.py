@@ -132,14 +132,21 @@ def test_main_product_in_k_slices(gen, monkeypatch, m, k, n, slice_env):
     assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
 
 
-@pytest.mark.parametrize("few", [None, "2"])
-def test_few_block_products_split_k(gen, monkeypatch, few):
-    """Outputs of few blocks run each product as one split-K GEMM (the fp32 partial sums are
-    the main product's K slices) that fills the GPU: slices of 256 for parallelism by default;
-    with VKML_GEMM_F32_SPLIT_FEW_BLOCKS=2 parallelism asks for 2 slices and the 1024 bound
-    makes it 5. The caller's alpha, beta * C_in and bias still come in the last pass."""
-    if few:
-        monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", few)
+@pytest.mark.parametrize("few,relaxed", [("1024", False), ("2", False), ("1024", True)])
+def test_few_block_products_split_k(gen, monkeypatch, few, relaxed):
+    """VKML_GEMM_F32_SPLIT_FEW_BLOCKS (opt-in): outputs of fewer blocks run each product as one
+    split-K GEMM (the fp32 partial sums are the main product's K slices), slices at least 1024
+    deep: 5 for K = 4100 under the precision bound, 5 for parallelism where precision is relaxed
+    (the main product's depth is then unbounded). alpha, beta * C_in and bias still come last."""
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", few)
+    torch.set_float32_matmul_precision("high" if relaxed else "highest")
+    try:
+        check_few_block_products(gen)
+    finally:
+        torch.set_float32_matmul_precision("highest")
+
+
+def check_few_block_products(gen):
     a = torch.randn(9, 4100, generator=gen)
     b = torch.randn(4100, 7, generator=gen)
     outs = []
@@ -164,8 +171,8 @@ def gemm_dispatches(ran):
 
 def test_relaxed_float32_matmul_precision(gen, monkeypatch):
     """torch.set_float32_matmul_precision("high") (CUDA's TF32 switch) lets the split skip its K
-    slices; the result keeps the split's accuracy. (Outputs of many blocks: few-block ones still
-    cut K, for parallelism.)"""
+    slices; the result keeps the split's accuracy. (Under VKML_GEMM_F32_SPLIT_FEW_BLOCKS, pinned
+    off here, outputs of few blocks would still cut K, for parallelism.)"""
     monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "0")
     a = torch.randn(20, 4100, generator=gen)
     b = torch.randn(4100, 12, generator=gen)

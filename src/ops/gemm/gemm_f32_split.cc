@@ -94,19 +94,22 @@ bool is_set(const char* env, const char* value) { return env && std::strcmp(env,
 // Output blocks of 128x128, the tensor-core kernel's tile.
 int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 127) / 128); }
 
-// Below this many output blocks the products cut K for parallelism too: about 4 waves of the
-// H200's 132 multiprocessors at two workgroups each. VKML_GEMM_F32_SPLIT_FEW_BLOCKS=N sets it
-// (0: never; tests).
+// Below this many output blocks the products run as split-K GEMMs (slices bounded for precision
+// and sized for parallelism) instead of one GEMM per slice: VKML_GEMM_F32_SPLIT_FEW_BLOCKS=N,
+// off by default. On the H200, with slices of 256-410 for ~1024 workgroups, it lost on every
+// weight-gradient shape (2304x768 over K = 4096: 12.6 TFLOP/s against 15.1 one slice at a time
+// and SIMT's 26.3; session 18): each short slice pays the tensor-core kernel's scalar
+// epilogue. Slices are now at least 1024 deep; not measured yet.
 int64_t few_blocks() {
   const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
-  return env ? std::atoll(env) : 1024;
+  return env ? std::atoll(env) : 0;
 }
 
 // Depth of the split-K slices that give a product of `blocks` output blocks about few_blocks()
-// workgroups (each at least 256 deep), and no deeper than `bound` (0: none); 0 if one is enough.
+// workgroups (each at least 1024 deep), and no deeper than `bound` (0: none); 0 if one is enough.
 int64_t slice_for_parallelism(int64_t blocks, int64_t k, int64_t bound) {
   const int64_t splits = (few_blocks() + blocks - 1) / std::max<int64_t>(blocks, 1);
-  int64_t depth = std::max<int64_t>((k + splits - 1) / splits, 256);
+  int64_t depth = std::max<int64_t>((k + splits - 1) / splits, 1024);
   if (bound > 0) depth = std::min(depth, bound);
   return depth >= k ? 0 : depth;
 }
@@ -120,19 +123,18 @@ bool fits_split_k(Device& dev, const GemmDesc& d) {
   return depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= (256ll << 20);
 }
 
-// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products of at
-// least 768 along every side. On the H200 it beat the SIMT kernel at every large shape measured,
-// from 12608x768x2304 (38.7 against 33.3 TFLOP/s) to 8192^3 (67.1 against 38.8). Products of few
-// output blocks (weight gradients: 2304x768 over K = 4096) lost while their sliced products ran
-// one after another on a few blocks each (GPT-2 training 198 ms against 145, session 17); they
-// now run as split-K GEMMs that fill the GPU. VKML_GEMM_F32_SPLIT_MIN_BLOCKS=N keeps products of
-// fewer than N 128x128 output blocks on the SIMT kernel (512: session 17's rule).
+// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products whose
+// output fills the GPU with 128x128 blocks many times over. On the H200 it beat the SIMT kernel
+// at every such shape measured, from 12608x768x2304 (38.7 against 33.3 TFLOP/s) to 8192^3 (67.1
+// against 38.8). With fewer blocks (GPT-2's weight gradients: 2304x768 outputs over K = 4096) the
+// sliced products leave most of the GPU idle where the SIMT kernel splits K: GPT-2 training took
+// 198 ms against 145 while those took the split too (session 17). VKML_GEMM_F32_SPLIT_MIN_BLOCKS=N
+// moves that limit (for measurements).
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
-  const int64_t blocks = output_blocks(d);
   const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
-  const int64_t min_blocks = min_env ? std::atoll(min_env) : 0;
+  const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
   return caps.vendor_id == 0x10DE && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
-         blocks >= min_blocks;
+         output_blocks(d) >= min_blocks;
 }
 
 int64_t main_slice(const GemmDesc& d) {
@@ -177,8 +179,8 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
   // The main product in K slices (main_slice; 0: all of K at once; VKML_GEMM_F32_SPLIT_KCHUNK=N
-  // overrides) summed in fp32: with few output blocks as one split-K GEMM, whose slices also
-  // fill the GPU; else one GEMM per slice, each added to C by the epilogue.
+  // overrides) summed in fp32: one GEMM per slice, each added to C by the epilogue, or (below
+  // few_blocks() output blocks, opt-in) one split-K GEMM whose slices also fill the GPU.
   const int64_t slice = main_slice(d);
   const int64_t step = slice > 0 ? slice : k;
   const int64_t blocks = output_blocks(d);
