@@ -9,8 +9,11 @@
 #           models with nvidia-smi, ResNet-50 inference rounds (bench/variance_probe.py: is the
 #           36.5 ms fp16 state on the GPU or the host?), then ViT and GPT-2 under session 17's
 #           rule (VKML_GEMM_F32_SPLIT_MIN_BLOCKS=512, vkml alone) in the time left.
+#   part m: the five models with nvidia-smi, GPT-2's kernels profiled (nll and embedding
+#           backward rewritten), then the opt-in few-block split-K (slices of 1024 and more)
+#           against SIMT on weight-gradient shapes, in the time left (MAX seconds, default 300).
 #   part t: the correctness suites (device_suites.sh), then fp16 8192^3 in the time left.
-# Usage: bash scripts/device_s18_run.sh g|s|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s18_run.sh g|s|m|t [MAX]. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -43,6 +46,18 @@ if [ "$PART" = s ]; then
   left=$((575 - SECONDS))
   [ $left -gt 60 ] && VKML_GEMM_F32_SPLIT_MIN_BLOCKS=512 timeout $left python3 \
     bench/bench_models.py --only vit,gpt2 --vkml-only 2>&1 | grep -E "model"
+fi
+if [ "$PART" = m ]; then
+  MAX=${2:-300}
+  source scripts/device_models_smi.sh
+  timeout $((MAX - 60 - SECONDS > 20 ? MAX - 60 - SECONDS : 20)) python3 bench/bench_models.py \
+    --only gpt2 --profile 12 > $OUT/profile.txt 2>&1
+  cut -c1-100 $OUT/profile.txt | head -16
+  left=$((MAX - 5 - SECONDS))
+  [ $left -gt 20 ] && VKML_GEMM_F32_SPLIT_FEW_BLOCKS=1024 timeout $left python3 \
+    bench/gemm_f32_split_check.py --kchunks 1024 \
+    --shapes 2304x4096x768,3072x4096x768,768x4096x768,768x12608x3072 > $OUT/f32_few.txt 2>&1
+  grep "|" $OUT/f32_few.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
