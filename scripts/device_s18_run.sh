@@ -9,8 +9,8 @@
 #           models with nvidia-smi, ResNet-50 inference rounds (bench/variance_probe.py: is the
 #           36.5 ms fp16 state on the GPU or the host?), then ViT and GPT-2 under session 17's
 #           rule (VKML_GEMM_F32_SPLIT_MIN_BLOCKS=512, vkml alone) in the time left.
-#   part m: the five models with nvidia-smi, GPT-2's kernels profiled (nll and embedding
-#           backward rewritten), then the opt-in few-block split-K (slices of 1024 and more)
+#   part m: the five models with nvidia-smi, ViT and GPT-2 with the split from 128 output blocks
+#           (vkml alone), GPT-2's kernels profiled (nll and embedding backward rewritten), then the opt-in few-block split-K (slices of 1024 and more)
 #           against SIMT on weight-gradient shapes, in the time left (MAX seconds, default 300).
 #   part t: the correctness suites (device_suites.sh), then fp16 8192^3 in the time left.
 # Usage: bash scripts/device_s18_run.sh g|s|m|t [MAX]. Summary to stdout; logs to $OUT.
@@ -50,6 +50,8 @@ fi
 if [ "$PART" = m ]; then
   MAX=${2:-300}
   source scripts/device_models_smi.sh
+  VKML_GEMM_F32_SPLIT_MIN_BLOCKS=128 timeout $((MAX - 100 - SECONDS > 20 ? MAX - 100 - SECONDS : 20)) \
+    python3 bench/bench_models.py --only vit,gpt2 --vkml-only 2>&1 | grep -E "model" | sed 's/^/min128 /'
   timeout $((MAX - 60 - SECONDS > 20 ? MAX - 60 - SECONDS : 20)) python3 bench/bench_models.py \
     --only gpt2 --profile 12 > $OUT/profile.txt 2>&1
   cut -c1-100 $OUT/profile.txt | head -16
