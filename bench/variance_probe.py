@@ -95,16 +95,24 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=0.0,
                     help="seconds of GPU idleness before each round (clock and power states)")
     args = ap.parse_args()
-    dtype = getattr(torch, args.dtype)
     small = "llvmpipe" in torch_vkml.device_name().lower()
     layers = [(ci, co, k, s, min(hw, 8), 2) for ci, co, k, s, hw, _ in LAYERS] if small else LAYERS
-    work = ([(f"resnet50 inference {args.dtype}", resnet50_inference(dtype, small))] if args.model
-            else [(f"{ci}->{co} k{k}s{s} @{hw} b{b}", conv_step(ci, co, k, s, hw, b, dtype))
-                  for ci, co, k, s, hw, b in layers])
+    # Built one at a time, each freed before the next (as bench_models runs its models); with
+    # --model, --dtype may list several (float32,float16: bench_models' order).
+    if args.model:
+        work = [(f"resnet50 inference {name}",
+                 lambda name=name: resnet50_inference(getattr(torch, name), small))
+                for name in args.dtype.split(",")]
+    else:
+        dtype = getattr(torch, args.dtype)
+        work = [(f"{ci}->{co} k{k}s{s} @{hw} b{b}",
+                 lambda layer=(ci, co, k, s, hw, b): conv_step(*layer, dtype))
+                for ci, co, k, s, hw, b in layers]
     print(f"device {torch_vkml.device_name()}, dtype {args.dtype}, "
           f"VKML_CONV_WINOGRAD={os.environ.get('VKML_CONV_WINOGRAD')}, idle {args.idle} s, "
           f"cache {os.environ.get('VKML_CACHE_DIR')}")
-    for name, fn in work:
+    for name, make in work:
+        fn = make()
         for _ in range(3):  # pipelines; deliberately no time-based warm-up (round 0 shows the rest)
             fn()
         torch.vkml.synchronize()
@@ -112,6 +120,12 @@ def main() -> None:
         for r in range(args.rounds):
             time.sleep(args.idle)
             print(f"  round {r}: {one_round(fn, args.calls)}", flush=True)
+        if args.model:  # where a slow state's time goes, kernel by kernel
+            with profiler.profile() as prof:
+                fn()
+                torch.vkml.synchronize()
+            print(prof.table(8), flush=True)
+        del fn
 
 
 if __name__ == "__main__":

@@ -12,8 +12,11 @@
 #   part m: the five models with nvidia-smi, ViT and GPT-2 with the split from 128 output blocks
 #           (vkml alone), GPT-2's kernels profiled (nll and embedding backward rewritten), then the opt-in few-block split-K (slices of 1024 and more)
 #           against SIMT on weight-gradient shapes, in the time left (MAX seconds, default 300).
+#   part r: ResNet-50 inference fp32 then fp16 in one process, rounds with kernel profiles
+#           (bench/variance_probe.py), then bench_models' ResNets alone: does the 36.5-39.8 ms
+#           fp16 state come after the fp32 model, and on which kernels?
 #   part t: the correctness suites (device_suites.sh), then fp16 8192^3 in the time left.
-# Usage: bash scripts/device_s18_run.sh g|s|m|t [MAX]. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s18_run.sh g|s|m|r|t [MAX]. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -60,6 +63,12 @@ if [ "$PART" = m ]; then
     bench/gemm_f32_split_check.py --kchunks 1024 \
     --shapes 2304x4096x768,3072x4096x768,768x4096x768,768x12608x3072 > $OUT/f32_few.txt 2>&1
   grep "|" $OUT/f32_few.txt | sed -E 's/ TFLOP\/s//g; s/err max/max/g'
+fi
+if [ "$PART" = r ]; then
+  timeout 40 python3 bench/variance_probe.py --model resnet50 --dtype float32,float16 --rounds 3 \
+    --calls 20 2>&1 | grep -v "^device" | cut -c1-140
+  timeout $((150 - SECONDS > 10 ? 150 - SECONDS : 10)) python3 bench/bench_models.py \
+    --only resnet --vkml-only 2>&1 | grep -E "model"
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
