@@ -99,7 +99,8 @@ int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 
 // off by default. On the H200, with slices of 256-410 for ~1024 workgroups, it lost on every
 // weight-gradient shape (2304x768 over K = 4096: 12.6 TFLOP/s against 15.1 one slice at a time
 // and SIMT's 26.3; session 18): each short slice pays the tensor-core kernel's scalar
-// epilogue. Slices are now at least 1024 deep; not measured yet.
+// epilogue. With slices of at least 1024 (as now) too few workgroups: 15.3 against SIMT's 25.2
+// there, 27.0 against 21.0 only at 768x3072 over K = 12608.
 int64_t few_blocks() {
   const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
   return env ? std::atoll(env) : 0;
