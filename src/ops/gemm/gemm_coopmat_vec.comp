@@ -139,12 +139,6 @@ void store8(uint64_t addr, float v[8]) {
 }
 #endif
 
-// Rows of 16-byte aligned runs of 8 elements (every base a multiple of 8 elements).
-bool dense_rows(GemmOperand o) {
-  return o.col == 1 && (o.row % 8) == 0 && (o.batch0 % 8) == 0 && (o.batch1 % 8) == 0 &&
-         (o.address % 16) == 0;
-}
-
 // store_result's alpha * acc + beta * C_in + bias, in the same order, for 8 outputs at (r, c).
 void epilogue8(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, inout float v[8]) {
   if (epi.flags == 0u && epi.alpha == ACC(1)) return;
@@ -176,9 +170,7 @@ void main() {
   const uint sg_m = sg / SG_N, sg_n = sg % SG_N;
   // 8 consecutive outputs per 16-byte access when C, and C_in and bias where used, are dense
   // along rows (the split fp32 GEMM's beta = 1 products and biased linears take this path too).
-  const bool vec_out = splits == 1 && dense_rows(epi.c) &&
-                       ((epi.flags & VKML_GEMM_HAS_CIN) == 0u || dense_rows(epi.c_in)) &&
-                       ((epi.flags & VKML_GEMM_HAS_BIAS) == 0u || dense_rows(epi.bias));
+  const bool vec_out = splits == 1 && epilogue_dense(epi, 8);
   // Byte steps of this thread's A and B pointers per K tile.
   const uint64_t a_step = uint64_t(A_KFAST ? BK : BK * A.col) * 2;
   const uint64_t b_step = uint64_t(B_NFAST ? BK * B.row : BK) * 2;

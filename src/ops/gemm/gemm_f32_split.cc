@@ -115,13 +115,16 @@ int64_t slice_for_parallelism(int64_t blocks, int64_t k, int64_t bound) {
   return depth >= k ? 0 : depth;
 }
 
-// Whether the planner takes the product's slice bound (not every kernel splits K) with a partial
-// buffer of at most 256 MiB (its own limit on split-K scratch).
-bool fits_split_k(Device& dev, const GemmDesc& d) {
-  if (d.max_k_slice <= 0) return false;
+// GemmDesc::max_k_slice for a product of `blocks` output blocks (slice_for_parallelism), or 0
+// where one slice is enough or the planner would not take the bound (not every kernel splits K)
+// within a partial buffer of 256 MiB (its own limit on split-K scratch).
+int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
+  d.max_k_slice = slice_for_parallelism(blocks, d.k, bound);
+  if (d.max_k_slice == 0) return 0;
   const GemmPlan plan = choose_gemm_plan(d, dev.caps());
   const int64_t depth = plan.split_k > 1 ? plan.k_chunk : d.k;
-  return depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= (256ll << 20);
+  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= (256ll << 20);
+  return fits ? d.max_k_slice : 0;
 }
 
 // Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products whose
@@ -186,10 +189,7 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   const int64_t step = slice > 0 ? slice : k;
   const int64_t blocks = output_blocks(d);
   const bool few = blocks < few_blocks();
-  if (few) {
-    main.max_k_slice = slice_for_parallelism(blocks, k, slice);
-    if (!fits_split_k(dev, main)) main.max_k_slice = 0;
-  }
+  if (few) main.max_k_slice = split_k_slice(dev, main, blocks, slice);
   for (int64_t k0 = 0; k0 < k && main.max_k_slice == 0; k0 += step) {
     GemmDesc part = main;
     part.k = std::min(k - k0, step);
@@ -203,17 +203,14 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   }
   if (main.max_k_slice > 0) gemm(dev, main);
   GemmDesc corr = main;  // C += 2^-11 [A_hi2 | A_lo] [B_lo ; B_hi2]
-  corr.max_k_slice = 0;
   corr.k = 2 * k;
   corr.a = MatrixView{a_cat + static_cast<uint64_t>(k) * 2, 3 * k, 1, {0, 0}};
   corr.b = MatrixView{b_cat + static_cast<uint64_t>(k) * 2, 1, 3 * k, {0, 0}};
   corr.alpha = 1.0 / 2048.0;
   corr.beta = 1.0;
   corr.c_in = d.c;
-  if (few) {  // its accumulation needs no bound (2^-11 below C): slices for parallelism
-    corr.max_k_slice = slice_for_parallelism(blocks, corr.k, 0);
-    if (!fits_split_k(dev, corr)) corr.max_k_slice = 0;
-  }
+  // Its accumulation needs no bound (2^-11 below C): slices for parallelism only.
+  corr.max_k_slice = few ? split_k_slice(dev, corr, blocks, 0) : 0;
   gemm(dev, corr);
 
   const uint32_t spec[] = {256};

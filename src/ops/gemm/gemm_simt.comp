@@ -112,12 +112,6 @@ uvec2 b_unit(uint l) {
 }
 
 #if !defined(CONV_IMPLICIT)  // the GEMM and weight-gradient builds (vec_out: fp32 C only)
-// Rows of 16-byte aligned runs of 4 floats (every base a multiple of 4 elements).
-bool dense_rows4(GemmOperand o) {
-  return o.col == 1 && (o.row % 4) == 0 && (o.batch0 % 4) == 0 && (o.batch1 % 4) == 0 &&
-         (o.address % 16) == 0;
-}
-
 // store_result's alpha * acc + beta * C_in + bias, in the same order, for 4 outputs at (r, c).
 vec4 epilogue4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 acc) {
   vec4 v = epi.alpha * acc;
@@ -177,9 +171,7 @@ void main() {
 #if defined(OUT_F32)
   // 4 consecutive outputs per 16-byte access when C, and C_in and bias where used, are dense
   // along rows (a biased linear's broadcast bias included).
-  const bool vec_out = splits == 1 && dense_rows4(epi.c) &&
-                       ((epi.flags & VKML_GEMM_HAS_CIN) == 0u || dense_rows4(epi.c_in)) &&
-                       ((epi.flags & VKML_GEMM_HAS_BIAS) == 0u || dense_rows4(epi.bias));
+  const bool vec_out = splits == 1 && epilogue_dense(epi, 4);
 #else
   const bool vec_out = false;  // its 16-byte stores hold 4 floats
 #endif

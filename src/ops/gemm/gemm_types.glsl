@@ -61,6 +61,13 @@ uint64_t elem_addr(GemmOperand o, int64_t b0, int64_t b1, int64_t r, int64_t c, 
   return o.address + uint64_t((b0 * o.batch0 + b1 * o.batch1 + r * o.row + c * o.col) * size);
 }
 
+// Rows of 16-byte aligned runs of `per` elements: contiguous along rows, every other stride a
+// multiple of `per`, the base 16-byte aligned (the epilogues' vector loads and stores).
+bool dense_rows(GemmOperand o, int per) {
+  return o.col == 1 && (o.row % per) == 0 && (o.batch0 % per) == 0 && (o.batch1 % per) == 0 &&
+         (o.address % 16) == 0;
+}
+
 // Everything the epilogue needs, read once from the parameter block.
 struct Epilogue {
   GemmOperand c, c_in, bias;
@@ -82,6 +89,13 @@ Epilogue load_epilogue(GemmParams p) {
   e.beta = p.beta;
 #endif
   return e;
+}
+
+// C, and C_in and bias where the epilogue reads them, in dense_rows runs of `per` elements.
+bool epilogue_dense(Epilogue e, int per) {
+  return dense_rows(e.c, per) &&
+         ((e.flags & VKML_GEMM_HAS_CIN) == 0u || dense_rows(e.c_in, per)) &&
+         ((e.flags & VKML_GEMM_HAS_BIAS) == 0u || dense_rows(e.bias, per));
 }
 
 // alpha * acc + beta * C_in + bias, stored into C at (r, c) of batch (b0, b1).

@@ -11,28 +11,7 @@
 layout(local_size_x_id = 0) in;
 layout(push_constant) uniform Push { EmbeddingBwdParams p; } pc;
 
-#if defined(DST_F32)
-#define VAL float
-#define ELEM_BYTES 4
-VAL load_val(uint64_t a) { return PF32(a).v; }
-VAL round_val(VAL v) { return v; }
-#elif defined(DST_F16)
-#define VAL float
-#define ELEM_BYTES 2
-VAL load_val(uint64_t a) { return float(PF16(a).v); }
-VAL round_val(VAL v) { return round_to_f16(v); }
-#elif defined(DST_BF16)
-#define VAL float
-#define ELEM_BYTES 2
-VAL load_val(uint64_t a) { return bf16_to_float(PU16(a).v); }
-VAL round_val(VAL v) { return bf16_to_float(float_to_bf16(v)); }
-#else
-#define VAL double
-#define ELEM_BYTES 8
-VAL load_val(uint64_t a) { return PF64(a).v; }
-VAL round_val(VAL v) { return v; }
-#endif
-#include "store_cast.glsl"
+#include "index_types.glsl"  // DST_F32, DST_F16, DST_BF16 or DST_F64 builds
 
 int64_t key_at(int64_t i) {
   if ((pc.p.flags & VKML_EMBEDDING_KEYS_I32) != 0u) return int64_t(PI32(pc.p.keys + i * 4).v);

@@ -440,7 +440,7 @@ bool embedding_backward_sorted(Device& dev, const TensorDesc& grad_weight, const
   p.flags = (indices.dtype == DType::kI32 ? VKML_EMBEDDING_KEYS_I32 : 0u) |
             (padding_idx ? VKML_EMBEDDING_SKIP : 0u);
   const MemRange reads[] = {{keys, key_bytes}, {positions, static_cast<uint64_t>(n) * 8},
-                            range_of(grad), range_of(grad_weight)};
+                            range_of(grad)};
   const MemRange writes[] = {range_of(grad_weight)};
   const uint32_t spec[] = {kElementwiseWorkgroup};
   const Pipeline& pipe =

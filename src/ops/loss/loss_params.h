@@ -45,7 +45,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Los
   uint64_t total_weight;  // nll: summed weight of the counted targets (0-dim)
   int64_t ignore_index;
   int64_t classes;
-  int64_t class_stride;   // nll forward: input's stride along the class dim
+  int64_t class_stride;   // nll: input's (grad_input's) stride along the class dim
   int64_t weight_stride;  // nll: stride of the class weights
   int64_t partial_count;  // loss_finish: number of (loss, weight) pairs
   int64_t reduce_count;   // pointwise mean: the number of elements averaged
@@ -57,7 +57,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Los
   uint32_t ndim;
   uint32_t kind;
   uint32_t reduction;
-  int32_t class_dim;         // nll backward: index of the class dim in sizes
+  uint32_t pad;
   uint32_t single_sample;    // nll with 1-D input: total_weight is the target's weight
 };
 #ifdef __cplusplus
