@@ -21,13 +21,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import torch
 import torch.nn.functional as F
 
 from bench import model_defs as md
-from bench.timing import (Result, cpu_device, header, median_seconds, reference_device,
-                          save)
+from bench.timing import (Result, cpu_device, diagnose_round, header, median_seconds,
+                          reference_device, save)
 
 
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
@@ -141,9 +142,19 @@ def selected(args):
             yield name, make, kind
 
 
-def time_one(make, device: str, kind: str, repeat: int) -> tuple[float, float | None]:
+def time_one(make, device: str, kind: str, repeat: int,
+             diagnose: str = "") -> tuple[float, float | None]:
+    """(median ms, first-step loss). diagnose (vkml; the workload's name): a timestamped window and a diagnose_round
+    line after the timing, so an intermittent slow state can be placed on the GPU or the host
+    and matched against nvidia-smi's samples."""
     loss = first_loss(make, device) if kind == "train" else None
-    ms = median_seconds(make(device), device, warmup=2, repeat=repeat, min_seconds=0.0) * 1e3
+    fn = make(device)
+    t_start = time.time()
+    ms = median_seconds(fn, device, warmup=2, repeat=repeat, min_seconds=0.0) * 1e3
+    if diagnose:
+        stamp = lambda t: time.strftime("%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e3):03d}"
+        print(f"diagnose {diagnose} timed {stamp(t_start)}-{stamp(time.time())} UTC\n"
+              f"{'':>8} {diagnose_round(fn, 10, top=5)}", flush=True)
     return ms, loss
 
 
@@ -170,6 +181,10 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="only profile: one step per model, its N most expensive kernels")
     ap.add_argument("--vkml-only", action="store_true", help="time vkml alone (no reference)")
+    ap.add_argument("--reference-last", action="store_true",
+                    help="run the CUDA reference child after vkml's timings, not before")
+    ap.add_argument("--no-diagnose", action="store_true",
+                    help="skip the per-model diagnostic round on GPUs (bench/timing.diagnose_round)")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
@@ -187,17 +202,24 @@ def main() -> None:
     args.small = args.small or cpu_device()
     if args.profile:
         return profile_kernels(args)
-    refs = reference_timings(args, ref) if ref == "cuda" and not args.vkml_only else {}
+    want_refs = ref == "cuda" and not args.vkml_only
+    refs = reference_timings(args, ref) if want_refs and not args.reference_last else {}
+    diagnose = not args.small and not args.no_diagnose
     print(f"models on {torch_vkml.device_name()} against {ref}")
     print(header(ref))
     results: list[Result] = []
     before = sum(torch_vkml.fallback_stats().values())
-    for name, make, kind in selected(args):
-        vk_ms, vk_loss = time_one(make, "vkml", kind, args.repeat)
+    timed = [(name, kind, time_one(make, "vkml", kind, args.repeat, name if diagnose else ""))
+             for name, make, kind in selected(args)]
+    if want_refs and args.reference_last:
+        refs = reference_timings(args, ref)
+    makers = {name: make for name, make, _ in selected(args)}
+    for name, kind, (vk_ms, vk_loss) in timed:
         if args.vkml_only:
             ref_ms, ref_loss = float("nan"), float("nan")
         else:
-            ref_ms, ref_loss = refs[name] if name in refs else time_one(make, ref, kind, args.repeat)
+            ref_ms, ref_loss = (refs[name] if name in refs
+                                else time_one(makers[name], ref, kind, args.repeat))
         extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
         print(r.line(), flush=True)

@@ -83,6 +83,43 @@ def median_seconds(fn: Callable[[], object], device: str, warmup: int = 3, repea
     return statistics.median(samples)
 
 
+def diagnose_round(fn: Callable[[], object], calls: int, top: int = 0) -> str:
+    """Where a vkml workload's time goes, in one line: per-call wall time (min/median/max, each
+    call synchronised), host recording time (before the wait), the time per call of back-to-back
+    calls with one wait, the GPU time of one call (kernels timed alone by the profiler), and
+    device allocations, submissions and dispatches per call. top > 0 adds the profile's top
+    kernels. A slow state with high GPU time points at the GPU; with normal GPU time, at the host."""
+    from torch_vkml import _C, profiler
+
+    def counters() -> tuple[int, int, int]:
+        st = _C.stream_stats(0)
+        return torch.vkml.memory_stats()["num_device_alloc"], st["submissions"], st["dispatches"]
+
+    a0, s0, d0 = counters()
+    samples, host = [], []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        host.append((time.perf_counter() - t0) * 1e3)  # recording alone, before the wait
+        torch.vkml.synchronize()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    a1, s1, d1 = counters()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.vkml.synchronize()
+    batched = (time.perf_counter() - t0) * 1e3 / calls
+    with profiler.profile() as prof:
+        fn()
+        torch.vkml.synchronize()
+    gpu = sum(ns for _, ns in prof.times.values()) / 1e6
+    line = (f"wall min {min(samples):7.3f} med {statistics.median(samples):7.3f} "
+            f"max {max(samples):7.3f} host {statistics.median(host):6.3f} | batched {batched:7.3f} "
+            f"| gpu {gpu:7.3f} | allocs {a1 - a0:3d} submits/call {(s1 - s0) / calls:5.1f} "
+            f"dispatches/call {(d1 - d0) / calls:5.1f}")
+    return line + ("\n" + prof.table(top) if top else "")
+
+
 @dataclass
 class Result:
     """One benchmark row: vkml and the reference backend on the same workload."""

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
 import torch
 import torch.nn.functional as F
 
 import torch_vkml
-from torch_vkml import _C
 from torch_vkml import profiler
+
+from bench.timing import diagnose_round as one_round
 
 LAYERS = [(64, 128, 1, 2, 32, 256), (64, 64, 3, 1, 32, 256), (512, 512, 3, 1, 4, 256),
           (128, 128, 3, 1, 16, 256)]
@@ -38,36 +38,6 @@ def conv_step(cin, cout, k, s, hw, batch, dtype):
     w = (torch.randn(cout, cin, k, k, generator=gen) * 0.05).to(dtype).to("vkml").requires_grad_()
     g = torch.randn_like(F.conv2d(x, w, stride=s, padding=k // 2))
     return lambda: torch.autograd.grad(F.conv2d(x, w, stride=s, padding=k // 2), (x, w), g)
-
-
-def counters() -> tuple[int, int, int]:
-    st = _C.stream_stats(0)
-    return torch.vkml.memory_stats()["num_device_alloc"], st["submissions"], st["dispatches"]
-
-
-def one_round(fn, calls: int) -> str:
-    a0, s0, d0 = counters()
-    samples, host = [], []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        host.append((time.perf_counter() - t0) * 1e3)  # recording alone, before the wait
-        torch.vkml.synchronize()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    a1, s1, d1 = counters()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.vkml.synchronize()
-    batched = (time.perf_counter() - t0) * 1e3 / calls
-    with profiler.profile() as prof:
-        fn()
-        torch.vkml.synchronize()
-    gpu = sum(ns for _, ns in prof.times.values()) / 1e6
-    return (f"wall min {min(samples):7.3f} med {statistics.median(samples):7.3f} "
-            f"max {max(samples):7.3f} host {statistics.median(host):6.3f} | batched {batched:7.3f} | gpu {gpu:7.3f} | "
-            f"allocs {a1 - a0:3d} submits/call {(s1 - s0) / calls:5.1f} "
-            f"dispatches/call {(d1 - d0) / calls:5.1f}")
 
 
 def resnet50_inference(dtype, small: bool):

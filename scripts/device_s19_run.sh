@@ -1,0 +1,39 @@
+#!/bin/bash
+# On the GPU machine, the nineteenth session (each part under 10 minutes; carry .vktc, .devpy and
+# .fmnist):
+#   part a: fp16 8192^3 as a check of the GPU's state, the five models beside CUDA while
+#           nvidia-smi samples every 100 ms, each vkml model followed by a diagnostic round
+#           (wall/host/back-to-back/GPU time, top kernels) and the smi samples inside its timing
+#           window; then the ResNet-50s again with the CUDA child run after vkml, not before.
+#   part t: the correctness suites (device_suites.sh), then the ResNet-50s beside CUDA with the
+#           same diagnostics in the time left.
+# Usage: bash scripts/device_s19_run.sh a|t. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-a}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+
+models() {  # models LABEL TIMEOUT ARGS...: bench_models with smi sampling, then the windows' samples
+  local label=$1 limit=$2; shift 2
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 100 > $OUT/smi_$label.csv 2>&1 &
+  local smi=$!
+  timeout $limit python3 bench/bench_models.py "$@" > $OUT/models_$label.txt 2>&1
+  kill $smi
+  grep -E "model |loss|fallbacks|diagnose|wall|Error" $OUT/models_$label.txt | cut -c1-150
+  python3 scripts/smi_windows.py $OUT/smi_$label.csv $OUT/models_$label.txt
+}
+
+if [ "$PART" = a ]; then
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+  models all 400 --json $OUT/models.json
+  left=$((585 - SECONDS))
+  [ $left -gt 40 ] && models r50last $left --only resnet50 --reference-last
+fi
+if [ "$PART" = t ]; then
+  source scripts/device_suites.sh
+  left=$((585 - SECONDS))
+  [ $left -gt 40 ] && models r50 $left --only resnet50
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
