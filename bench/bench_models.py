@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 from bench import model_defs as md
 from bench.timing import (Result, cpu_device, diagnose_round, header, median_seconds,
-                          reference_device, save)
+                          reference_device, save, sync_for)
 
 
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
@@ -68,7 +68,7 @@ def inference_factory(model: torch.nn.Module, make_input, dtype):
 
 
 def first_loss(make, device: str) -> float:
-    return float(make(device)())
+    return float(make(device)().detach())
 
 
 def images(b: int, res: int, classes: int):
@@ -143,19 +143,25 @@ def selected(args):
 
 
 def time_one(make, device: str, kind: str, repeat: int,
-             diagnose: str = "") -> tuple[float, float | None]:
-    """(median ms, first-step loss). diagnose (vkml; the workload's name): a timestamped window and a diagnose_round
-    line after the timing, so an intermittent slow state can be placed on the GPU or the host
-    and matched against nvidia-smi's samples."""
+             diagnose: str = "") -> tuple[float, float | None, float]:
+    """(median ms, first-step loss, first-call ms). The first call (the model put on the device
+    and run once: pipelines, caches) is timed apart. diagnose (vkml; the workload's name): the
+    timing window's UTC stamps and a diagnose_round line after it, so that a slow state can be
+    placed on the GPU or the host and matched against nvidia-smi's samples."""
+    t0 = time.perf_counter()
     loss = first_loss(make, device) if kind == "train" else None
     fn = make(device)
+    if kind != "train":
+        fn()
+        sync_for(device)()
+    first_ms = (time.perf_counter() - t0) * 1e3
     t_start = time.time()
     ms = median_seconds(fn, device, warmup=2, repeat=repeat, min_seconds=0.0) * 1e3
     if diagnose:
         stamp = lambda t: time.strftime("%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e3):03d}"
-        print(f"diagnose {diagnose} timed {stamp(t_start)}-{stamp(time.time())} UTC\n"
-              f"{'':>8} {diagnose_round(fn, 10, top=5)}", flush=True)
-    return ms, loss
+        print(f"diagnose {diagnose} timed {stamp(t_start)}-{stamp(time.time())} UTC, first call "
+              f"{first_ms:.0f} ms\n{'':>8} {diagnose_round(fn, 10, top=5)}", flush=True)
+    return ms, loss, first_ms
 
 
 def profile_kernels(args) -> None:
@@ -214,17 +220,20 @@ def main() -> None:
     if want_refs and args.reference_last:
         refs = reference_timings(args, ref)
     makers = {name: make for name, make, _ in selected(args)}
-    for name, kind, (vk_ms, vk_loss) in timed:
+    for name, kind, (vk_ms, vk_loss, vk_first) in timed:
         if args.vkml_only:
-            ref_ms, ref_loss = float("nan"), float("nan")
+            ref_ms, ref_loss, ref_first = float("nan"), float("nan"), float("nan")
         else:
-            ref_ms, ref_loss = (refs[name] if name in refs
-                                else time_one(makers[name], ref, kind, args.repeat))
+            ref_ms, ref_loss, ref_first = (refs[name] if name in refs
+                                           else time_one(makers[name], ref, kind, args.repeat))
         extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
+        extra.update(first_call_ms_vkml=vk_first, first_call_ms_ref=ref_first)
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
         print(r.line(), flush=True)
-        if extra:
+        if kind == "train":
             print(f"{'':>8} first-step loss vkml {vk_loss:.5f} vs {ref} {ref_loss:.5f}")
+        print(f"{'':>8} first call (model to the device, pipelines, one run): vkml "
+              f"{vk_first:.0f} ms, {ref} {ref_first:.0f} ms")
         results.append(r)
     fallbacks = sum(torch_vkml.fallback_stats().values()) - before
     print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")

@@ -6,7 +6,9 @@
 #           (wall/host/back-to-back/GPU time, top kernels) and the smi samples inside its timing
 #           window; then the ResNet-50s again with the CUDA child run after vkml, not before.
 #   part t: the correctness suites (device_suites.sh), then the ResNet-50s beside CUDA with the
-#           same diagnostics in the time left.
+#           same diagnostics, three times, each in a new process with an empty pipeline cache
+#           (the first call builds every pipeline while the GPU idles; warm-up now starts after
+#           it), in the time left.
 # Usage: bash scripts/device_s19_run.sh a|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
@@ -33,7 +35,11 @@ if [ "$PART" = a ]; then
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
-  left=$((585 - SECONDS))
-  [ $left -gt 40 ] && models r50 $left --only resnet50
+  for i in 1 2 3; do
+    left=$((585 - SECONDS))
+    [ $left -gt 50 ] || break
+    rm -rf $VKML_CACHE_DIR
+    models r50_$i $left --only resnet50
+  done
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
