@@ -9,7 +9,9 @@
 #           same diagnostics, three times, each in a new process with an empty pipeline cache
 #           (the first call builds every pipeline while the GPU idles; warm-up now starts after
 #           it), in the time left.
-# Usage: bash scripts/device_s19_run.sh a|t. Summary to stdout; logs to $OUT.
+#   part f: fp16 and fp32 8192^3 beside cuBLAS (TF32 off), then the five models beside CUDA with
+#           the diagnostics, on a fresh machine (pipelines built in the first call).
+# Usage: bash scripts/device_s19_run.sh a|t|f. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -41,5 +43,10 @@ if [ "$PART" = t ]; then
     rm -rf $VKML_CACHE_DIR
     models r50_$i $left --only resnet50
   done
+fi
+if [ "$PART" = f ]; then
+  timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
+  timeout 60 python3 bench/bench_gemm.py --dtype float32 --no-cpu --shapes 8192x8192x8192 | tail -1
+  models all $((585 - SECONDS)) --json $OUT/models.json
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
