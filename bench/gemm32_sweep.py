@@ -24,6 +24,8 @@ import torch
 import torch_vkml
 import torch_vkml.profiler
 
+from bench.timing import warm_up
+
 # name -> environment. "simt" alone lets the planner pick the tile (its built-in table).
 CONFIGS = {
     "tiled": {"VKML_GEMM_F32_KERNEL": "tiled"},
@@ -68,6 +70,11 @@ for _name in SIMT_TILES:
 # B (k-contiguous, x @ W^T) in 4x4 blocks on tiles that give each thread whole blocks.
 for _name in ("N16", "M32", "N32"):
     CONFIGS["n" + _name + "ab"] = dict(CONFIGS["n" + _name], VKML_GEMM_SIMT_KVEC="ab")
+# The SIMT kernel's split-K block target (VKML_GEMM_SIMT_SPLITK_BLOCKS; 256 by default): few-block
+# products (weight gradients over many tokens) cut K into more slices to fill the GPU.
+for _blocks in (256, 512, 1024, 2048):
+    CONFIGS[f"nsk{_blocks}"] = {"VKML_GEMM_F32_KERNEL": "simtn",
+                                "VKML_GEMM_SIMT_SPLITK_BLOCKS": str(_blocks)}
 DEFAULT_CONFIGS = [
     "tiled",
     "S16b",
@@ -118,6 +125,11 @@ GPT2 = [  # 8 x 512 tokens; HF Conv1D weights are [in, out] (row-major B); the t
     "g-fc2:4096x3072x768:nn",
     "g-head:4096x768x50257:nt",
     "g-qkvW:768x4096x2304:tn",
+    # weight gradients (g^T @ x) of the other layers, and input gradients under 512 blocks
+    "g-projW:768x4096x768:tn",
+    "g-fcW:768x4096x3072:tn",
+    "g-fc2W:3072x4096x768:tn",
+    "g-qkvD:4096x2304x768:nn",
 ]
 # 4096^3 in every layout: tiled_vec transposes k-contiguous operands through dynamic component
 # stores into shared memory (A in nn/nt, B in nt/tt); tn needs none, which isolates that suspect.
@@ -186,6 +198,8 @@ def set_env(env: dict[str, str]) -> None:
         "VKML_GEMM_SIMT_TILE",
         "VKML_GEMM_F32_VEC",
         "VKML_GEMM_F32_TILE",
+        "VKML_GEMM_SIMT_KVEC",
+        "VKML_GEMM_SIMT_SPLITK_BLOCKS",
     ):
         os.environ.pop(key, None)
     os.environ.update(env)
@@ -218,6 +232,8 @@ def run_shape(shape, configs, args, t_start, cuda, rates, errors, cublas, csv, s
             continue
         set_env(CONFIGS[cfg])
         try:
+            # Each setting's own pipelines first, then a busy GPU: its clock falls while idle.
+            warm_up(lambda: torch.mm(a, b), torch_vkml.synchronize, 2, 0.3)
             sec = median_seconds(lambda: torch.mm(a, b), torch_vkml.synchronize, args.repeat, False)
             torch_vkml.profiler.enable()  # which kernels ran (a fallback to another is marked)
             got = torch.mm(a, b)

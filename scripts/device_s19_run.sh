@@ -11,7 +11,10 @@
 #           it), in the time left.
 #   part f: fp16 and fp32 8192^3 beside cuBLAS (TF32 off), then the five models beside CUDA with
 #           the diagnostics, on a fresh machine (pipelines built in the first call).
-# Usage: bash scripts/device_s19_run.sh a|t|f. Summary to stdout; logs to $OUT.
+#   part g: the SIMT kernel's split-K block target (VKML_GEMM_SIMT_SPLITK_BLOCKS, 256 by default)
+#           at 256/512/1024/2048 on GPT-2's and ViT's few-block products beside cuBLAS
+#           (bench/gemm32_sweep.py), then ViT and GPT-2 (vkml alone) at 256, 1024 and 2048.
+# Usage: bash scripts/device_s19_run.sh a|t|f|g. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -48,5 +51,17 @@ if [ "$PART" = f ]; then
   timeout 40 python3 bench/bench_gemm.py --dtype float16 --no-cpu --shapes 8192x8192x8192 | tail -1
   timeout 60 python3 bench/bench_gemm.py --dtype float32 --no-cpu --shapes 8192x8192x8192 | tail -1
   models all $((585 - SECONDS)) --json $OUT/models.json
+fi
+if [ "$PART" = g ]; then
+  timeout 150 python3 bench/gemm32_sweep.py --configs nsk256,nsk512,nsk1024,nsk2048 \
+    --shapes g-qkvW,g-projW,g-fcW,g-fc2W,g-qkvD,g-proj,g-fc2,vit1w,vit2w,vit3w,vit4w \
+    --budget 140 --drop-after 99 > $OUT/splitk_sweep.txt 2>&1
+  grep -v "^ *$" $OUT/splitk_sweep.txt | tail -22 | cut -c1-120
+  for b in 256 1024 2048; do
+    left=$((560 - SECONDS))
+    [ $left -gt 30 ] || break
+    VKML_GEMM_SIMT_SPLITK_BLOCKS=$b timeout $((left < 110 ? left : 110)) python3 bench/bench_models.py \
+      --only vit,gpt2 --vkml-only --no-diagnose 2>&1 | grep -E "model |Error" | sed "s/^/splitk $b /"
+  done
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"

@@ -84,7 +84,13 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   const GemmDesc& d = plan.problem;
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
-  const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
+  // VKML_GEMM_SIMT_SPLITK_BLOCKS=N (GPUs, for sweeps): the SIMT kernel's block target instead.
+  const char* simt_target = std::getenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
+  if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu && simt_target &&
+      *simt_target) {
+    target = std::max<int64_t>(std::strtol(simt_target, nullptr, 10), 1);
+  }
   const int64_t max_slice = d.max_k_slice > 0 ? std::max<int64_t>(d.max_k_slice / 32 * 32, 32) : 0;
   const int64_t needed = max_slice > 0 ? ceil_div(d.k, max_slice) : 1;
   if (needed > 1) {
