@@ -14,7 +14,9 @@
 #   part g: the SIMT kernel's split-K block target (VKML_GEMM_SIMT_SPLITK_BLOCKS, 256 by default)
 #           at 256/512/1024/2048 on GPT-2's and ViT's few-block products beside cuBLAS
 #           (bench/gemm32_sweep.py), then ViT and GPT-2 (vkml alone) at 256, 1024 and 2048.
-# Usage: bash scripts/device_s19_run.sh a|t|f|g. Summary to stdout; logs to $OUT.
+#   part h: with the SIMT split-K target of 1024 on NVIDIA (the new default): the GEMM gtests and
+#           the GEMM, split and model pytest files, then the five models beside CUDA.
+# Usage: bash scripts/device_s19_run.sh a|t|f|g|h. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -63,5 +65,15 @@ if [ "$PART" = g ]; then
     VKML_GEMM_SIMT_SPLITK_BLOCKS=$b timeout $((left < 110 ? left : 110)) python3 bench/bench_models.py \
       --only vit,gpt2 --vkml-only --no-diagnose 2>&1 | grep -E "model |Error" | sed "s/^/splitk $b /"
   done
+fi
+if [ "$PART" = h ]; then
+  timeout 60 ./build-h200/tests/vkml_ops_tests --gtest_filter='Gemm*' > $OUT/gtest_gemm.log 2>&1
+  echo "gtest Gemm*: $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest_gemm.log | tr '\n' ' ')"
+  VKML_FASHION_MNIST=$PWD/.fmnist VKML_FALLBACK=error timeout 150 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_gemm.py tests/torch/test_gemm_f32_split.py tests/torch/test_models.py \
+    tests/torch/test_attention_gemm.py > $OUT/pytest_gemm.log 2>&1
+  echo "pytest gemm/split/models/attention: $(tail -1 $OUT/pytest_gemm.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_gemm.log | cut -c1-300 | head -10
+  models all $((585 - SECONDS)) --json $OUT/models.json
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"

@@ -255,6 +255,29 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
 }
 
+// The SIMT kernel's few-block products (weight gradients over many tokens) split K towards 1024
+// blocks on NVIDIA (H200 sweep), 256 elsewhere; the sweep variable overrides both.
+TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
+  unsetenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
+  DeviceCaps nvidia = h200_like();
+  nvidia.vendor_id = 0x10DE;
+  DeviceCaps other = nvidia;
+  other.vendor_id = 0x1002;
+  const GemmDesc wgrad = shape(768, 768, 12608), dgrad = shape(4096, 768, 3072);
+  GemmPlan p = ops::choose_gemm_plan(wgrad, nvidia, all_shaders);
+  ASSERT_EQ(p.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(p.split_k, 7u);  // 144 blocks of 64x64: 1024 / 144
+  EXPECT_GE(p.split_k * p.k_chunk, 12608);
+  EXPECT_LT((p.split_k - 1) * p.k_chunk, 12608);
+  EXPECT_EQ(ops::choose_gemm_plan(dgrad, nvidia, all_shaders).split_k, 2u);  // 384 blocks
+  EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(dgrad, other, all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 768, 768), nvidia, all_shaders).split_k, 1u);
+  ScopedEnv sweep("VKML_GEMM_SIMT_SPLITK_BLOCKS", "512");
+  EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 3u);
+  EXPECT_EQ(ops::choose_gemm_plan(dgrad, nvidia, all_shaders).split_k, 1u);
+}
+
 // A read in 4x4 blocks leaves its shared rows unpadded, so a 128x64 block with a K step of 32
 // fits in the H200's 48 KiB (padded it needs 51 KiB); an A the blocks cannot read keeps the pads,
 // and the override is refused there.

@@ -208,6 +208,26 @@ def test_simt_fp32_kernel(kernel, tile, monkeypatch, gen):
     assert any(name.startswith(f"gemm_{kernel}_f32") for name in ran), ran
 
 
+def test_mid_sized_products_split_k(gen):
+    """Outputs of a few hundred blocks over K >= 1024: GPUs split K there (the SIMT kernel's
+    target is 1024 blocks on NVIDIA), lavapipe under 8 blocks. A weight gradient (A a transposed
+    view), addmm with a bias and beta, and a linear's backward, against float64."""
+    g, x = rand(1536, 200, gen=gen), rand(1536, 136, gen=gen)  # [tokens, out], [tokens, in]
+    check(torch.mm(dev(g).t(), dev(x)), g.double().t() @ x.double(), torch.float32)
+    a, b, c = rand(264, 1100, gen=gen), rand(1100, 96, gen=gen), rand(264, 96, gen=gen)
+    ref = a.double() @ b.double()
+    check(torch.addmm(dev(c), dev(a), dev(b), beta=0.5, alpha=2.0), 0.5 * c.double() + 2.0 * ref,
+          torch.float32)
+    bias = rand(96, gen=gen)
+    check(torch.addmm(dev(bias), dev(a), dev(b)), bias.double() + ref, torch.float32)
+    w, xs, gy = rand(96, 1100, gen=gen), rand(1040, 1100, gen=gen), rand(1040, 96, gen=gen)
+    w64 = w.double().requires_grad_()
+    dw = dev(w).requires_grad_()
+    F.linear(xs.double(), w64).backward(gy.double())
+    F.linear(dev(xs), dw).backward(dev(gy))
+    check(dw.grad, w64.grad, torch.float32)
+
+
 @pytest.mark.parametrize("tile,kvec", [("64x64x32x32x32x8x8", None), ("32x64x32x16x32x4x8", "ab")])
 def test_simt_operand_blocks(tile, kvec, monkeypatch, gen):
     """k-contiguous aligned operands read in 4x4 blocks of 16-byte loads. A 64x64x32 tile with
