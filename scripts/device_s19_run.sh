@@ -74,6 +74,6 @@ if [ "$PART" = h ]; then
     tests/torch/test_attention_gemm.py > $OUT/pytest_gemm.log 2>&1
   echo "pytest gemm/split/models/attention: $(tail -1 $OUT/pytest_gemm.log)"
   grep -E "^(FAILED|ERROR) " $OUT/pytest_gemm.log | cut -c1-300 | head -10
-  models all $((585 - SECONDS)) --json $OUT/models.json
+  models all $((330 - SECONDS)) --json $OUT/models.json
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
