@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nn_test_util.h"
+#include "scoped_env.h"
 #include "vkml/attention.h"
 #include "vkml/profiling.h"
 
@@ -220,25 +221,6 @@ TEST_F(AttentionTest, CoopMatForward) {
 }
 
 // Sets an environment variable for one scope (restored even when an assertion ends the test).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 // The GEMM path (scores in fp32 scratch, products on the GEMM kernels), forced with
 // VKML_ATTENTION=gemm, on the fused tests' shapes: GQA, masks, causal (a causal row whose only
 // key the float mask hides is fully hidden), strided inputs and outputs, half types.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "scoped_env.h"
 #include "test_util.h"
 #include "vkml/sort.h"
 
@@ -66,15 +67,6 @@ void check_sort(Device& dev, DType dt, int64_t rows, int64_t n, bool descending,
 }
 
 // Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
-
 TEST_F(SortTest, FloatShortAndLongLines) {
   ScopedEnv bitonic("VKML_SORT_RADIX_MIN", "1000000000");  // the global merge steps
   check_sort<float>(dev(), DType::kF32, 5, 37, false, 1);
