@@ -75,6 +75,10 @@ for _name in ("N16", "M32", "N32"):
 for _blocks in (256, 512, 1024, 2048):
     CONFIGS[f"nsk{_blocks}"] = {"VKML_GEMM_F32_KERNEL": "simtn",
                                 "VKML_GEMM_SIMT_SPLITK_BLOCKS": str(_blocks)}
+# The same with slices of at least 1024 (VKML_GEMM_SIMT_SPLITK_MIN_SLICE; 512 by default).
+for _blocks in (1024, 2048):
+    CONFIGS[f"nsk{_blocks}d"] = dict(CONFIGS[f"nsk{_blocks}"],
+                                     VKML_GEMM_SIMT_SPLITK_MIN_SLICE="1024")
 DEFAULT_CONFIGS = [
     "tiled",
     "S16b",
@@ -117,6 +121,9 @@ RESNET = [  # docs/performance.md's ResNet-18 b256 convolution GEMMs
     "rn4:4096x4608x512:nn",
     "rnW:64x262144x576:nn",
     "rnI:262144x64x576:nn",
+    # ResNet-50 inference b64: 1x1 convolutions folded over the batch at 7x7 and 14x14
+    "r50c5:512x2048x3136:nn",
+    "r50c4:256x1024x12544:nn",
 ]
 GPT2 = [  # 8 x 512 tokens; HF Conv1D weights are [in, out] (row-major B); the tied head is W^T
     "g-qkv:4096x768x2304:nn",
@@ -200,6 +207,7 @@ def set_env(env: dict[str, str]) -> None:
         "VKML_GEMM_F32_TILE",
         "VKML_GEMM_SIMT_KVEC",
         "VKML_GEMM_SIMT_SPLITK_BLOCKS",
+        "VKML_GEMM_SIMT_SPLITK_MIN_SLICE",
     ):
         os.environ.pop(key, None)
     os.environ.update(env)

@@ -16,7 +16,10 @@
 #           (bench/gemm32_sweep.py), then ViT and GPT-2 (vkml alone) at 256, 1024 and 2048.
 #   part h: with the SIMT split-K target of 1024 on NVIDIA (the new default): the GEMM gtests and
 #           the GEMM, split and model pytest files, then the five models beside CUDA.
-# Usage: bash scripts/device_s19_run.sh a|t|f|g|h. Summary to stdout; logs to $OUT.
+#   part n (for the next session): slices of at least 1024 for the raised SIMT target
+#           (VKML_GEMM_SIMT_SPLITK_MIN_SLICE) on GPT-2's, ViT's and ResNet-50's shapes beside
+#           cuBLAS, then ResNet-50 fp32, ViT and GPT-2 (vkml alone) with and without it.
+# Usage: bash scripts/device_s19_run.sh a|t|f|g|h|n. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -75,5 +78,18 @@ if [ "$PART" = h ]; then
   echo "pytest gemm/split/models/attention: $(tail -1 $OUT/pytest_gemm.log)"
   grep -E "^(FAILED|ERROR) " $OUT/pytest_gemm.log | cut -c1-300 | head -10
   models all $((330 - SECONDS)) --json $OUT/models.json
+fi
+if [ "$PART" = n ]; then
+  timeout 150 python3 bench/gemm32_sweep.py --configs nsk256,nsk1024,nsk1024d,nsk2048d \
+    --shapes g-qkvW,g-projW,g-fcW,g-fc2W,g-qkvD,g-proj,g-fc2,vit1w,vit2w,vit3w,vit4w,r50c5,r50c4 \
+    --budget 140 --drop-after 99 > $OUT/splitk_slices.txt 2>&1
+  grep -v "^ *$" $OUT/splitk_slices.txt | tail -24 | cut -c1-120
+  for slice in "" 1024 ""; do
+    left=$((560 - SECONDS))
+    [ $left -gt 30 ] || break
+    VKML_GEMM_SIMT_SPLITK_MIN_SLICE=$slice timeout $((left < 120 ? left : 120)) python3 \
+      bench/bench_models.py --only resnet50_infer_b64_float32,vit,gpt2 --vkml-only --no-diagnose \
+      2>&1 | grep -E "model |Error" | sed "s/^/min slice ${slice:-512} /"
+  done
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"

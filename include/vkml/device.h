@@ -25,6 +25,9 @@ struct CoopMatShape {
   DType a = DType::kF16, b = DType::kF16, c = DType::kF32, result = DType::kF32;
 };
 
+// PCI vendor ids that tuning rules test (DeviceCaps::vendor_id).
+constexpr uint32_t kVendorNvidia = 0x10DE;
+
 // Everything ops may ask of a device. Probed once; ops read nothing else.
 struct DeviceCaps {
   std::string name, driver_name, driver_info;

@@ -34,7 +34,7 @@ bool DeviceCaps::supports_dtype(DType t) const {
 std::string format_driver_version(const DeviceCaps& c) {
   std::ostringstream os;
   uint32_t v = c.driver_version;
-  if (c.vendor_id == 0x10DE) {  // NVIDIA packs 10.8.8.6 bits
+  if (c.vendor_id == kVendorNvidia) {  // NVIDIA packs 10.8.8.6 bits
     char buf[32];
     std::snprintf(buf, sizeof buf, "%u.%u.%02u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff);
     os << buf;

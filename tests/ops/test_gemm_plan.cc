@@ -183,7 +183,8 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
 }
 
 // The SIMT kernel's few-block products (weight gradients over many tokens) split K towards 1024
-// blocks on NVIDIA (H200 sweep), 256 elsewhere; the sweep variable overrides both.
+// blocks on NVIDIA (H200 sweep), 256 elsewhere; the sweep variables override the target and the
+// least slice depth.
 TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
   unsetenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
   DeviceCaps nvidia = h200_like();
@@ -200,6 +201,14 @@ TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
   EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 1u);
   EXPECT_EQ(ops::choose_gemm_plan(dgrad, other, all_shaders).split_k, 1u);
   EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 768, 768), nvidia, all_shaders).split_k, 1u);
+  const GemmDesc r50_1x1 = shape(512, 3136, 2048);  // 196 blocks of 128x64
+  EXPECT_EQ(ops::choose_gemm_plan(r50_1x1, nvidia, all_shaders).split_k, 4u);  // slices of 512
+  {
+    ScopedEnv deep("VKML_GEMM_SIMT_SPLITK_MIN_SLICE", "1024");
+    EXPECT_EQ(ops::choose_gemm_plan(r50_1x1, nvidia, all_shaders).split_k, 2u);
+    EXPECT_EQ(ops::choose_gemm_plan(wgrad, nvidia, all_shaders).split_k, 7u);
+    EXPECT_EQ(ops::choose_gemm_plan(shape(768, 768, 4096), nvidia, all_shaders).split_k, 4u);
+  }
   ScopedEnv sweep("VKML_GEMM_SIMT_SPLITK_BLOCKS", "512");
   EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 3u);
   EXPECT_EQ(ops::choose_gemm_plan(dgrad, nvidia, all_shaders).split_k, 1u);

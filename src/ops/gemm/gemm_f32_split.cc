@@ -137,7 +137,7 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
-  return caps.vendor_id == 0x10DE && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
+  return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
          output_blocks(d) >= min_blocks;
 }
 

@@ -88,14 +88,19 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   // The SIMT fp32 kernel on NVIDIA: 1024. H200 sweep over GPT-2's and ViT's few-block products
   // (weight gradients): 0.60 -> 0.70 of cuBLAS (geomean); ViT step 238 -> 225 ms, GPT-2 133 -> 128.
   if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu &&
-      caps.vendor_id == 0x10DE) {
+      caps.vendor_id == kVendorNvidia) {
     target = 1024;
   }
-  // VKML_GEMM_SIMT_SPLITK_BLOCKS=N (GPUs, for sweeps): the SIMT kernel's block target instead.
-  const char* simt_target = std::getenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
-  if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu && simt_target &&
-      *simt_target) {
-    target = std::max<int64_t>(std::strtol(simt_target, nullptr, 10), 1);
+  // For sweeps, on GPUs: VKML_GEMM_SIMT_SPLITK_BLOCKS=N, the SIMT kernel's block target instead;
+  // VKML_GEMM_SIMT_SPLITK_MIN_SLICE=N, the least depth of its slices (512, as for every kernel).
+  int64_t min_slice = 512;
+  if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu) {
+    if (const char* e = std::getenv("VKML_GEMM_SIMT_SPLITK_BLOCKS"); e && *e) {
+      target = std::max<int64_t>(std::strtol(e, nullptr, 10), 1);
+    }
+    if (const char* e = std::getenv("VKML_GEMM_SIMT_SPLITK_MIN_SLICE"); e && *e) {
+      min_slice = std::max<int64_t>(std::strtol(e, nullptr, 10), 32);
+    }
   }
   const int64_t max_slice = d.max_k_slice > 0 ? std::max<int64_t>(d.max_k_slice / 32 * 32, 32) : 0;
   const int64_t needed = max_slice > 0 ? ceil_div(d.k, max_slice) : 1;
@@ -105,7 +110,7 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
     return;
   }
   if (blocks >= target || d.k < 1024) return;
-  int64_t splits = std::min<int64_t>({target / blocks, d.k / 512, 32});
+  int64_t splits = std::min<int64_t>({target / blocks, d.k / min_slice, 32});
   const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
   while (splits > 1 && splits * batches * d.m * d.n * acc_size > (256ll << 20)) splits /= 2;
   if (splits < 2) return;
