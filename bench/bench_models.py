@@ -215,17 +215,17 @@ def main() -> None:
     print(header(ref))
     results: list[Result] = []
     before = sum(torch_vkml.fallback_stats().values())
-    timed = [(name, kind, time_one(make, "vkml", kind, args.repeat, name if diagnose else ""))
-             for name, make, kind in selected(args)]
+    chosen = list(selected(args))  # builds every model on the CPU: once
+    timed = [time_one(make, "vkml", kind, args.repeat, name if diagnose else "")
+             for name, make, kind in chosen]
     if want_refs and args.reference_last:
         refs = reference_timings(args, ref)
-    makers = {name: make for name, make, _ in selected(args)}
-    for name, kind, (vk_ms, vk_loss, vk_first) in timed:
+    for (name, make, kind), (vk_ms, vk_loss, vk_first) in zip(chosen, timed):
         if args.vkml_only:
             ref_ms, ref_loss, ref_first = float("nan"), float("nan"), float("nan")
         else:
             ref_ms, ref_loss, ref_first = (refs[name] if name in refs
-                                           else time_one(makers[name], ref, kind, args.repeat))
+                                           else time_one(make, ref, kind, args.repeat))
         extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
         extra.update(first_call_ms_vkml=vk_first, first_call_ms_ref=ref_first)
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 import torch_vkml
 from torch_vkml import profiler
 
-from bench.timing import diagnose_round as one_round
+from bench.timing import diagnose_round
 
 LAYERS = [(64, 128, 1, 2, 32, 256), (64, 64, 3, 1, 32, 256), (512, 512, 3, 1, 4, 256),
           (128, 128, 3, 1, 16, 256)]
@@ -89,7 +89,7 @@ def main() -> None:
         print(name, flush=True)
         for r in range(args.rounds):
             time.sleep(args.idle)
-            print(f"  round {r}: {one_round(fn, args.calls)}", flush=True)
+            print(f"  round {r}: {diagnose_round(fn, args.calls)}", flush=True)
         if args.model:  # where a slow state's time goes, kernel by kernel
             with profiler.profile() as prof:
                 fn()

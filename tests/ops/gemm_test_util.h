@@ -34,6 +34,18 @@ inline DeviceCaps h200_like() {
   return c;
 }
 
+// The H200-like device as NVIDIA's, and as another vendor's (the tuning rules test the vendor).
+inline DeviceCaps nvidia_like() {
+  DeviceCaps c = h200_like();
+  c.vendor_id = kVendorNvidia;
+  return c;
+}
+inline DeviceCaps amd_like() {
+  DeviceCaps c = h200_like();
+  c.vendor_id = 0x1002;
+  return c;
+}
+
 // Row-major m x n x k problem descriptor (addresses are irrelevant to the chooser).
 inline GemmDesc shape(int64_t m, int64_t n, int64_t k, DType in = DType::kF32,
                       DType out = DType::kF32) {

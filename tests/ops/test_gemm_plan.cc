@@ -187,10 +187,8 @@ TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
 // least slice depth.
 TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
   unsetenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
-  DeviceCaps nvidia = h200_like();
-  nvidia.vendor_id = 0x10DE;
-  DeviceCaps other = nvidia;
-  other.vendor_id = 0x1002;
+  unsetenv("VKML_GEMM_SIMT_SPLITK_MIN_SLICE");
+  const DeviceCaps nvidia = nvidia_like(), other = amd_like();
   const GemmDesc wgrad = shape(768, 768, 12608), dgrad = shape(4096, 768, 3072);
   GemmPlan p = ops::choose_gemm_plan(wgrad, nvidia, all_shaders);
   ASSERT_EQ(p.kernel, GemmKernel::kSimt);
@@ -345,14 +343,9 @@ TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
   EXPECT_EQ(q.spec[3], 8u);
 }
 
-// ---- device tests -------------------------------------------------------------------------------
-
 TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   unsetenv("VKML_GEMM_F32_SPLIT");
-  DeviceCaps nvidia = h200_like();
-  nvidia.vendor_id = 0x10DE;
-  DeviceCaps other = nvidia;
-  other.vendor_id = 0x1002;
+  const DeviceCaps nvidia = nvidia_like(), other = amd_like();
   GemmDesc big = shape(8192, 8192, 8192), narrow = shape(4096, 3072, 768);
   EXPECT_TRUE(ops::gemm_f32_split_wanted(big, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(big, other));

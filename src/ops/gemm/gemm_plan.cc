@@ -85,16 +85,14 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
   int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
-  // The SIMT fp32 kernel on NVIDIA: 1024. H200 sweep over GPT-2's and ViT's few-block products
-  // (weight gradients): 0.60 -> 0.70 of cuBLAS (geomean); ViT step 238 -> 225 ms, GPT-2 133 -> 128.
-  if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu &&
-      caps.vendor_id == kVendorNvidia) {
-    target = 1024;
-  }
-  // For sweeps, on GPUs: VKML_GEMM_SIMT_SPLITK_BLOCKS=N, the SIMT kernel's block target instead;
-  // VKML_GEMM_SIMT_SPLITK_MIN_SLICE=N, the least depth of its slices (512, as for every kernel).
   int64_t min_slice = 512;
   if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu) {
+    // The SIMT fp32 kernel on NVIDIA: 1024. H200 sweep over GPT-2's and ViT's few-block
+    // products (weight gradients): 0.60 -> 0.70 of cuBLAS (geomean); ViT step 238 -> 225 ms,
+    // GPT-2 133 -> 128.
+    if (caps.vendor_id == kVendorNvidia) target = 1024;
+    // For sweeps: VKML_GEMM_SIMT_SPLITK_BLOCKS=N, the block target instead;
+    // VKML_GEMM_SIMT_SPLITK_MIN_SLICE=N, the least depth of the slices.
     if (const char* e = std::getenv("VKML_GEMM_SIMT_SPLITK_BLOCKS"); e && *e) {
       target = std::max<int64_t>(std::strtol(e, nullptr, 10), 1);
     }
