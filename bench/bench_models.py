@@ -190,7 +190,8 @@ def main() -> None:
     ap.add_argument("--reference-last", action="store_true",
                     help="run the CUDA reference child after vkml's timings, not before")
     ap.add_argument("--no-diagnose", action="store_true",
-                    help="skip the per-model diagnostic round on GPUs (bench/timing.diagnose_round)")
+                    help="skip the per-model diagnostic round on GPUs "
+                    "(bench/timing.diagnose_round)")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")

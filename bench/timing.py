@@ -94,7 +94,8 @@ def diagnose_round(fn: Callable[[], object], calls: int, top: int = 0) -> str:
     call synchronised), host recording time (before the wait), the time per call of back-to-back
     calls with one wait, the GPU time of one call (kernels timed alone by the profiler), and
     device allocations, submissions and dispatches per call. top > 0 adds the profile's top
-    kernels. A slow state with high GPU time points at the GPU; with normal GPU time, at the host."""
+    kernels. A slow state with high GPU time points at the GPU; with normal GPU time, at the
+    host."""
     from torch_vkml import _C, profiler
 
     def counters() -> tuple[int, int, int]:
