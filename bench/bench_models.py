@@ -165,9 +165,11 @@ def time_one(make, device: str, kind: str, repeat: int,
 
 
 def profile_kernels(args) -> None:
-    """Where each model's step goes on vkml: kernels timed alone (serialised), top N by GPU time."""
+    """Where each model's step goes on vkml: kernels timed alone (serialised), top N by GPU time;
+    with CUDA present, the same step's top N CUDA kernels beside it (torch.profiler)."""
     import torch_vkml
 
+    cuda = torch.cuda.is_available()
     for name, make, _kind in selected(args):
         step = make("vkml")
         step()  # pipelines and caches
@@ -176,6 +178,35 @@ def profile_kernels(args) -> None:
             step()
             torch_vkml.synchronize()
         print(f"== {name}\n{prof.table(args.profile)}", flush=True)
+        if cuda:
+            print(f"== {name} on cuda\n{cuda_kernel_table(make, args.profile)}", flush=True)
+
+
+def cuda_kernel_table(make, top: int) -> str:
+    """One step's CUDA kernels by total GPU time (torch.profiler), in profile_kernels' layout."""
+    from torch.profiler import ProfilerActivity, profile
+
+    step = make("cuda")
+    for _ in range(3):  # cuDNN/cuBLAS heuristics and caches
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    times: dict[str, list[float]] = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            t = times.setdefault(e.name, [0, 0.0])
+            t[0] += 1
+            t[1] += e.device_time_total
+    total = sum(us for _, us in times.values()) or 1.0
+    lines = [f"{'calls':>7s} {'total ms':>10s} {'share':>6s} kernel"]
+    for kname, (count, us) in sorted(times.items(), key=lambda kv: -kv[1][1])[:top]:
+        for noise in ("void ", "at::native::", "(anonymous namespace)::", "cutlass::"):
+            kname = kname.replace(noise, "")
+        lines.append(f"{count:7d} {us / 1e3:10.3f} {100 * us / total:5.1f}% {kname[:110]}")
+    lines.append(f"{sum(c for c, _ in times.values()):7d} {total / 1e3:10.3f}        all kernels")
+    return "\n".join(lines)
 
 
 def main() -> None:

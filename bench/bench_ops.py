@@ -111,6 +111,29 @@ def bandwidth(small: bool, ref: str) -> list[Result]:
     return out
 
 
+def activations(small: bool, ref: str) -> list[Result]:
+    """Activations with real arithmetic per element, fp32, at ViT-B/16's MLP size (batch 64):
+    memory-bound on CUDA, so GB/s shows how far the math keeps a kernel from bandwidth."""
+    n = (1 << 16) if small else 64 * 197 * 3072
+    out = []
+    unary = {"gelu": F.gelu, "gelu tanh": lambda a: F.gelu(a, approximate="tanh"),
+             "erf": torch.erf, "exp": torch.exp, "silu": F.silu, "tanh": torch.tanh}
+    for name, fn in unary.items():
+        def make(dev, fn=fn):
+            a = randn(n, torch.float32, dev, 7)
+            return lambda: fn(a)
+
+        out.append(compare("activation", f"{name} fp32", "GB", 2 * 4 * n / GB, make, ref, inner=4))
+
+    def gelu_backward(dev):
+        g, a = randn(n, torch.float32, dev, 8), randn(n, torch.float32, dev, 9)
+        return lambda: torch.ops.aten.gelu_backward(g, a)
+
+    out.append(compare("activation", "gelu backward fp32", "GB", 3 * 4 * n / GB, gelu_backward,
+                       ref, inner=4))
+    return out
+
+
 def gemm(small: bool, ref: str) -> list[Result]:
     sizes = [256, 512] if small else [1024, 4096, 8192]
     out = []
@@ -270,7 +293,8 @@ def host_overhead(ref: str) -> list[Result]:
     return out
 
 
-GROUPS = {"memory": bandwidth, "gemm": gemm, "conv": conv, "nn": nn_ops}
+GROUPS = {"memory": bandwidth, "activation": activations, "gemm": gemm, "conv": conv,
+          "nn": nn_ops}
 
 
 def main() -> None:

@@ -58,10 +58,21 @@ T ew_sqrt(T x) { return (x < T(0)) ? ew_nan() : sqrt(x); }
 // ---- exponentials and logarithms ----------------------------------------------------------
 
 // 2^n * exp(r) for |r| <= ln2/2, n an integer-valued T (clamped: 2^n may be out of range).
+#if defined(EW_DOUBLE)
 T ew_exp_scaled(T r, T n) {
   n = clamp(n, T(2 * EW_MIN_EXP), T(2 * EW_MAX_EXP));
   return ew_ldexp(T(1) + r * ew_expm1_q(r), int(n));
 }
+#else
+// In float, 2^n is two normal factors built from their exponent bits: fewer instructions than
+// ldexp's range checks, and the same single rounding (the first product is exact).
+T ew_exp_scaled(T r, T n) {
+  int k = int(clamp(n, T(-252), T(254)));
+  int k1 = k >> 1;
+  T s1 = uintBitsToFloat(uint(k1 + 127) << 23), s2 = uintBitsToFloat(uint(k - k1 + 127) << 23);
+  return (T(1) + r * ew_expm1_q(r)) * s1 * s2;
+}
+#endif
 
 T ew_exp(T x) {
   if (isnan(x)) return x;
@@ -411,22 +422,57 @@ T ew_exp_neg_sq(T x) {
   return ew_exp(-(hi * hi)) * ew_exp(-(lo * (x + hi)));
 }
 
-// erfc(x) for x >= 1/2.
-T ew_erfc_pos(T x) { return (x > EW_ERFC_XMAX) ? T(0) : ew_exp_neg_sq(x) * ew_erfcx(x); }
+// exp(-x^2) for 0 <= x <= EW_ERFC_XMAX, as ew_exp_neg_sq but with the small factor
+// exp(-lo (x + hi)) by Taylor (|lo (x + hi)| < 2^-11 x^2 <= 0.05 in float) and no range checks.
+T ew_exp_neg_sq_bounded(T x) {
+  T hi, lo;
+  cr_split(x, hi, lo);
+  T t = -(lo * (x + hi));
+  T small = T(1) + t * (T(1) + t * (T(0.5) + t * (T(1.0 / 6.0) + t * T(1.0 / 24.0))));
+  T y = -(hi * hi);  // exact: hi has half the mantissa
+  T n = ew_round_even(y * EW_LOG2E);
+  precise T r = (y - n * EW_LN2_HI) - n * EW_LN2_LO;
+  return ew_exp_scaled(r, n) * small;
+}
+
+// erfc(x) for x >= 1/2 (larger lanes than EW_ERFC_XMAX are evaluated there, then dropped). No
+// branch on the value: activations put a warp's lanes on both sides of 1/2, 2 and EW_ERFC_XMAX,
+// and branches would run each path; ew_erf/ew_erfc select between their two pieces likewise.
+T ew_erfc_pos(T x) {
+  T c = min(x, EW_ERFC_XMAX);
+  T r = ew_exp_neg_sq_bounded(c) * ew_erfcx(max(c, T(0.5)));
+  return (x > EW_ERFC_XMAX) ? T(0) : r;
+}
 
 T ew_erf(T x) {
-  if (isnan(x)) return x;
   T ax = abs(x);
-  if (ax < T(0.5)) return ew_erf_poly(x);
-  return ew_copysign(T(1) - ew_erfc_pos(ax), x);
+  T big = ew_copysign(T(1) - ew_erfc_pos(ax), x);
+  T r = (ax < T(0.5)) ? ew_erf_poly(x) : big;
+  return isnan(x) ? x : r;
 }
 
 T ew_erfc(T x) {
-  if (isnan(x)) return x;
-  T ax = abs(x);
-  if (ax < T(0.5)) return T(1) - ew_erf_poly(x);
-  T r = ew_erfc_pos(ax);
-  return (x < T(0)) ? T(2) - r : r;
+  T ax = abs(x), tail = ew_erfc_pos(ax);
+  T big = (x < T(0)) ? T(2) - tail : tail;
+  T r = (ax < T(0.5)) ? T(1) - ew_erf_poly(x) : big;
+  return isnan(x) ? x : r;
+}
+
+// erfc(-x / sqrt 2) with the rounding error of -x / sqrt 2 taken into the tail (its relative
+// effect grows like 2 z zl); also returns exp(-(x^2 / 2)) for the gelu gradient's density.
+T ew_erfc_neg_scaled(T x, out T density) {
+  T z = -x * EW_SQRT1_2, zh, zl;
+  cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);  // NaN for |x| > 1e34: a > EW_ERFC_XMAX selects then
+  zl += -x * EW_SQRT1_2_LO;
+  T a = abs(z), s_zl = (z < T(0)) ? -zl : zl;
+  T c = min(abs(zh), EW_ERFC_XMAX);
+  T e = ew_exp_neg_sq_bounded(c);
+  T tail = e * (ew_erfcx(max(c, T(0.5))) - s_zl * EW_2_SQRTPI);
+  tail = (a > EW_ERFC_XMAX) ? T(0) : tail;
+  // exp(-(zh + zl)^2) = exp(-zh^2) (1 - 2 zh zl) to first order; zero past EW_ERFC_XMAX.
+  density = (a > EW_ERFC_XMAX) ? T(0) : e * (T(1) - T(2) * zh * zl);
+  T big = (z < T(0)) ? T(2) - tail : tail;
+  return (a < T(0.5)) ? T(1) - ew_erf_poly(z) : big;
 }
 
 #include "ew_math_ops.glsl"

@@ -102,23 +102,21 @@ float ew_erf_poly(float x) {
   return x * p;
 }
 #define EW_ERFC_XMAX 1.010000038e+01
-// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees 10, 8).
+// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees 10, 8). Both fits are
+// evaluated and one selected: GELU's lanes straddle x = 2, so a branch would run both.
 float ew_erfcx(float x) {
-  if (x < 2.0) {
-    float u = (x - 1.25) * 1.333333373e+00;
-    float p = 3.557912351e-06;
-    p = p * u - 1.445005637e-05;
-    p = p * u + 4.692205039e-05;
-    p = p * u - 1.746900671e-04;
-    p = p * u + 6.326114526e-04;
-    p = p * u - 2.156124217e-03;
-    p = p * u + 6.964491215e-03;
-    p = p * u - 2.118565328e-02;
-    p = p * u + 6.007251143e-02;
-    p = p * u - 1.566164196e-01;
-    p = p * u + 3.678229153e-01;
-    return p;
-  }
+  float v = (x - 1.25) * 1.333333373e+00;
+  float near = 3.557912351e-06;
+  near = near * v - 1.445005637e-05;
+  near = near * v + 4.692205039e-05;
+  near = near * v - 1.746900671e-04;
+  near = near * v + 6.326114526e-04;
+  near = near * v - 2.156124217e-03;
+  near = near * v + 6.964491215e-03;
+  near = near * v - 2.118565328e-02;
+  near = near * v + 6.007251143e-02;
+  near = near * v - 1.566164196e-01;
+  near = near * v + 3.678229153e-01;
   float t = 1.0 / x;
   float u = (t - 2.995049357e-01) * 4.987654209e+00;
   float p = -7.429662787e-07;
@@ -130,5 +128,5 @@ float ew_erfcx(float x) {
   p = p * u - 5.462659057e-03;
   p = p * u - 2.695990726e-02;
   p = p * u + 5.416998267e-01;
-  return t * p;
+  return (x < 2.0) ? near : t * p;
 }

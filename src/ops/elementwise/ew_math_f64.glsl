@@ -136,32 +136,30 @@ double ew_erf_poly(double x) {
   return x * p;
 }
 #define EW_ERFC_XMAX 27.3lf
-// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees 19, 22).
+// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees 19, 22). Both fits are
+// evaluated and one selected: GELU's lanes straddle x = 2, so a branch would run both.
 double ew_erfcx(double x) {
-  if (x < 2.0lf) {
-    double u = (x - 1.25lf) * 1.3333333333333333lf;
-    double p = -3.742011062040615e-12lf;
-    p = p * u + 1.9186770431173552e-11lf;
-    p = p * u - 7.769143402587221e-11lf;
-    p = p * u + 3.7825555544472486e-10lf;
-    p = p * u - 1.8389844796621545e-09lf;
-    p = p * u + 8.55445698417564e-09lf;
-    p = p * u - 3.8739624976084095e-08lf;
-    p = p * u + 1.7090856600008298e-07lf;
-    p = p * u - 7.325300576500216e-07lf;
-    p = p * u + 3.043976860686883e-06lf;
-    p = p * u - 1.2235801034080474e-05lf;
-    p = p * u + 4.7450548658523766e-05lf;
-    p = p * u - 0.00017697065842131287lf;
-    p = p * u + 0.0006323772265443285lf;
-    p = p * u - 0.0021551128074231833lf;
-    p = p * u + 0.006964533219988774lf;
-    p = p * u - 0.021185834510773556lf;
-    p = p * u + 0.06007250896683709lf;
-    p = p * u - 0.15661640697345738lf;
-    p = p * u + 0.3678229164523611lf;
-    return p;
-  }
+  double v = (x - 1.25lf) * 1.3333333333333333lf;
+  double near = -3.742011062040615e-12lf;
+  near = near * v + 1.9186770431173552e-11lf;
+  near = near * v - 7.769143402587221e-11lf;
+  near = near * v + 3.7825555544472486e-10lf;
+  near = near * v - 1.8389844796621545e-09lf;
+  near = near * v + 8.55445698417564e-09lf;
+  near = near * v - 3.8739624976084095e-08lf;
+  near = near * v + 1.7090856600008298e-07lf;
+  near = near * v - 7.325300576500216e-07lf;
+  near = near * v + 3.043976860686883e-06lf;
+  near = near * v - 1.2235801034080474e-05lf;
+  near = near * v + 4.7450548658523766e-05lf;
+  near = near * v - 0.00017697065842131287lf;
+  near = near * v + 0.0006323772265443285lf;
+  near = near * v - 0.0021551128074231833lf;
+  near = near * v + 0.006964533219988774lf;
+  near = near * v - 0.021185834510773556lf;
+  near = near * v + 0.06007250896683709lf;
+  near = near * v - 0.15661640697345738lf;
+  near = near * v + 0.3678229164523611lf;
   double t = 1.0lf / x;
   double u = (t - 0.2683150183150183lf) * 4.316205533596838lf;
   double p = -2.058470204694149e-11lf;
@@ -187,5 +185,5 @@ double ew_erfcx(double x) {
   p = p * u - 0.008362894489172101lf;
   p = p * u - 0.029047014459636786lf;
   p = p * u + 0.5457552204629136lf;
-  return t * p;
+  return (x < 2.0lf) ? near : t * p;
 }

@@ -165,16 +165,10 @@ T ew_silu(T x) { return cr_div_fast(x, T(1) + ew_exp_for_half(-x)); }
 // relu keeps NaN and -0 like PyTorch's clamp_min(x, 0). The test reads the sign bit: NVIDIA's
 // compiler turned `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0 (H200, driver 580).
 T ew_relu(T x) { return (ew_signbit(x) && x != T(0) && !isnan(x)) ? T(0) : x; }
-// 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x. For
-// z = -x / sqrt 2 >= 1/2, erfc(z) = exp(-z^2) erfcx(z) is corrected to first order for the
-// rounding error zl of z: the relative error it causes grows like 2 z zl.
+// 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x.
 T ew_gelu(T x) {
-  T z = -x * EW_SQRT1_2;
-  if (z < T(0.5) || z > EW_ERFC_XMAX) return T(0.5) * x * ew_erfc(z);
-  T zh, zl;
-  cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);
-  zl += -x * EW_SQRT1_2_LO;
-  return T(0.5) * x * (ew_exp_neg_sq(zh) * (ew_erfcx(zh) - zl * EW_2_SQRTPI));
+  T unused_density;
+  return T(0.5) * x * ew_erfc_neg_scaled(x, unused_density);
 }
 // The argument of tanh in the tanh approximation of gelu.
 T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x); }
@@ -203,10 +197,10 @@ T ew_silu_backward(T g, T x) {
   return g * s * (T(1) + x * (T(1) - s));
 }
 
+// Phi(x) + x phi(x); the density shares the tail's exp(-x^2 / 2).
 T ew_gelu_backward(T g, T x) {
-  T cdf = T(0.5) * ew_erfc(-x * EW_SQRT1_2);
-  T pdf = EW_INV_SQRT2PI * ew_exp(T(-0.5) * x * x);
-  return g * (cdf + x * pdf);
+  T density, cdf = T(0.5) * ew_erfc_neg_scaled(x, density);
+  return g * (cdf + x * (EW_INV_SQRT2PI * density));
 }
 
 T ew_hardsigmoid_backward(T g, T x) { return (x > T(-3) && x < T(3)) ? g / T(6) : T(0); }

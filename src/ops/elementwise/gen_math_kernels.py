@@ -48,13 +48,13 @@ class Precision:
         return hi, v - hi
 
 
-def horner(coeffs: list, var: str, p: Precision, indent: str = "  ") -> str:
-    """Statements computing sum(coeffs[k] * var^k) into `p`, one coefficient per line."""
+def horner(coeffs: list, var: str, p: Precision, indent: str = "  ", out: str = "p") -> str:
+    """Statements computing sum(coeffs[k] * var^k) into `out`, one coefficient per line."""
     T = "float" if p.bits == 24 else "double"
-    lines = [f"{indent}{T} p = {p.lit(coeffs[-1])};"]
+    lines = [f"{indent}{T} {out} = {p.lit(coeffs[-1])};"]
     for c in reversed(coeffs[:-1]):
         sign = "-" if c < 0 else "+"
-        lines.append(f"{indent}p = p * {var} {sign} {p.lit(abs(c))};")
+        lines.append(f"{indent}{out} = {out} * {var} {sign} {p.lit(abs(c))};")
     return "\n".join(lines)
 
 
@@ -200,18 +200,16 @@ def generate(p: Precision) -> str:
     lo_t, hi_t = 1 / xmax, mp.mpf(0.5)
     f2, d2 = chebyfit_poly(lambda t: erfcx(1 / t) / t, lo_t, hi_t, p, eps16 / mp.sqrt(mp.pi))
     L.append(f"#define EW_ERFC_XMAX {p.lit(xmax)}")
-    L.append(f"// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees {d1}, {d2}).")
+    L.append(f"// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees {d1}, {d2}). Both fits are")
+    L.append("// evaluated and one selected: GELU's lanes straddle x = 2, so a branch would run both.")
     L.append(f"{T} ew_erfcx({T} x) {{")
-    L.append(f"  if (x < 2.0{p.suffix}) {{")
-    L.append(f"    {T} u = (x - 1.25{p.suffix}) * {p.lit(1 / mp.mpf(0.75))};")
-    L.append(horner(f1, "u", p, "    "))
-    L.append("    return p;")
-    L.append("  }")
+    L.append(f"  {T} v = (x - 1.25{p.suffix}) * {p.lit(1 / mp.mpf(0.75))};")
+    L.append(horner(f1, "v", p, out="near"))
     L.append(f"  {T} t = 1.0{p.suffix} / x;")
     mid, half = (lo_t + hi_t) / 2, (hi_t - lo_t) / 2
     L.append(f"  {T} u = (t - {p.lit(mid)}) * {p.lit(1 / half)};")
     L.append(horner(f2, "u", p))
-    L.append("  return t * p;")
+    L.append(f"  return (x < 2.0{p.suffix}) ? near : t * p;")
     L.append("}")
     return "\n".join(L) + "\n"
 

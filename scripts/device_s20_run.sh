@@ -1,0 +1,33 @@
+#!/bin/bash
+# On the GPU machine, the twentieth session (each part under 10 minutes; carry .vktc, .devpy and
+# .fmnist):
+#   part p: the fp32 activations beside CUDA (bench_ops --only activation: GELU's erf path is now
+#           branch-free), one step of ViT and GPT-2 profiled kernel by kernel on vkml and on CUDA
+#           (bench_models --profile), then ViT and GPT-2 timed beside CUDA.
+#   part t: the correctness suites (device_suites.sh), then the five models beside CUDA in the
+#           time left.
+# Usage: bash scripts/device_s20_run.sh p|t. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-p}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+
+if [ "$PART" = p ]; then
+  timeout 90 python3 bench/bench_ops.py --only activation > $OUT/activations.txt 2>&1
+  grep -E "activation|fallbacks|Error" $OUT/activations.txt | cut -c1-130
+  timeout 150 python3 bench/bench_models.py --only vit,gpt2 --profile 28 > $OUT/profile.txt 2>&1
+  echo "profile: $(grep -c . $OUT/profile.txt) lines in profile.txt"
+  grep -E "^== |all kernels|Error" $OUT/profile.txt | cut -c1-130
+  timeout $((560 - SECONDS)) python3 bench/bench_models.py --only vit,gpt2 --json $OUT/models.json \
+    > $OUT/models.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|gelu|erf" $OUT/models.txt | cut -c1-150
+fi
+if [ "$PART" = t ]; then
+  source scripts/device_suites.sh
+  left=$((585 - SECONDS))
+  [ $left -gt 60 ] && timeout $left python3 bench/bench_models.py --json $OUT/models.json \
+    > $OUT/models.txt 2>&1
+  grep -E "model |loss|fallbacks|Error" $OUT/models.txt | cut -c1-150
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
