@@ -142,12 +142,22 @@ def selected(args):
             yield name, make, kind
 
 
-def time_one(make, device: str, kind: str, repeat: int,
-             diagnose: str = "") -> tuple[float, float | None, float]:
+def first_use_counters() -> tuple[int, float, int, float]:
+    """vkml's pipelines built and ms spent building them, driver allocations and their ms."""
+    import torch_vkml
+
+    st, mem = torch_vkml._C.stream_stats(0), torch_vkml.memory_stats()
+    return (st["pipelines_created"], st["pipeline_build_ns"] / 1e6, mem["num_device_alloc"],
+            mem["device_alloc_ns"] / 1e6)
+
+
+def time_one(make, device: str, kind: str, repeat: int, diagnose: str = "",
+             first_detail: list | None = None) -> tuple[float, float | None, float]:
     """(median ms, first-step loss, first-call ms). The first call (the model put on the device
     and run once: pipelines, caches) is timed apart. diagnose (vkml; the workload's name): the
     timing window's UTC stamps and a diagnose_round line after it, so that a slow state can be
     placed on the GPU or the host and matched against nvidia-smi's samples."""
+    before = first_use_counters() if first_detail is not None else None
     t0 = time.perf_counter()
     loss = first_loss(make, device) if kind == "train" else None
     fn = make(device)
@@ -155,6 +165,8 @@ def time_one(make, device: str, kind: str, repeat: int,
         fn()
         sync_for(device)()
     first_ms = (time.perf_counter() - t0) * 1e3
+    if before is not None:  # where the first call's time went
+        first_detail[:] = [b - a for a, b in zip(before, first_use_counters())]
     t_start = time.time()
     ms = median_seconds(fn, device, warmup=2, repeat=repeat, min_seconds=0.0) * 1e3
     if diagnose:
@@ -166,10 +178,10 @@ def time_one(make, device: str, kind: str, repeat: int,
 
 def profile_kernels(args) -> None:
     """Where each model's step goes on vkml: kernels timed alone (serialised), top N by GPU time;
-    with CUDA present, the same step's top N CUDA kernels beside it (torch.profiler)."""
+    with CUDA present, then the same steps' top N CUDA kernels (torch.profiler), from a child
+    process that never loads vkml (a CUDA backward fails in a process that has; see README)."""
     import torch_vkml
 
-    cuda = torch.cuda.is_available()
     for name, make, _kind in selected(args):
         step = make("vkml")
         step()  # pipelines and caches
@@ -178,8 +190,12 @@ def profile_kernels(args) -> None:
             step()
             torch_vkml.synchronize()
         print(f"== {name}\n{prof.table(args.profile)}", flush=True)
-        if cuda:
-            print(f"== {name} on cuda\n{cuda_kernel_table(make, args.profile)}", flush=True)
+    if torch.cuda.is_available():
+        cmd = [sys.executable, __file__, "--profile", str(args.profile), "--profile-reference"]
+        cmd += ["--only", args.only] if args.only else []
+        env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
+        subprocess.run(cmd + (["--cuda-no-tf32"] if args.cuda_no_tf32 else []), check=True,
+                       env=env)
 
 
 def cuda_kernel_table(make, top: int) -> str:
@@ -224,6 +240,7 @@ def main() -> None:
                     help="skip the per-model diagnostic round on GPUs "
                     "(bench/timing.diagnose_round)")
     ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--profile-reference", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     args = ap.parse_args()
@@ -231,6 +248,10 @@ def main() -> None:
     if args.cuda_no_tf32:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
+    if args.profile_reference:  # child: the reference backend's kernel tables
+        for name, make, _kind in selected(args):
+            print(f"== {name} on {ref}\n{cuda_kernel_table(make, args.profile)}", flush=True)
+        return
     if args.reference_only:  # child: time the reference backend alone
         out = {name: time_one(make, ref, kind, args.repeat) for name, make, kind in selected(args)}
         json.dump(out, open(args.reference_only, "w"))
@@ -248,24 +269,29 @@ def main() -> None:
     results: list[Result] = []
     before = sum(torch_vkml.fallback_stats().values())
     chosen = list(selected(args))  # builds every model on the CPU: once
-    timed = [time_one(make, "vkml", kind, args.repeat, name if diagnose else "")
-             for name, make, kind in chosen]
+    details = [[] for _ in chosen]
+    timed = [time_one(make, "vkml", kind, args.repeat, name if diagnose else "", detail)
+             for (name, make, kind), detail in zip(chosen, details)]
     if want_refs and args.reference_last:
         refs = reference_timings(args, ref)
-    for (name, make, kind), (vk_ms, vk_loss, vk_first) in zip(chosen, timed):
+    for (name, make, kind), (vk_ms, vk_loss, vk_first), detail in zip(chosen, timed, details):
         if args.vkml_only:
             ref_ms, ref_loss, ref_first = float("nan"), float("nan"), float("nan")
         else:
             ref_ms, ref_loss, ref_first = (refs[name] if name in refs
                                            else time_one(make, ref, kind, args.repeat))
         extra = {"loss_vkml": vk_loss, "loss_ref": ref_loss} if kind == "train" else {}
-        extra.update(first_call_ms_vkml=vk_first, first_call_ms_ref=ref_first)
+        extra.update(first_call_ms_vkml=vk_first, first_call_ms_ref=ref_first,
+                     first_call_pipelines=detail[0], first_call_pipeline_ms=detail[1],
+                     first_call_driver_allocs=detail[2], first_call_driver_alloc_ms=detail[3])
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
         print(r.line(), flush=True)
         if kind == "train":
             print(f"{'':>8} first-step loss vkml {vk_loss:.5f} vs {ref} {ref_loss:.5f}")
         print(f"{'':>8} first call (model to the device, pipelines, one run): vkml "
               f"{vk_first:.0f} ms, {ref} {ref_first:.0f} ms")
+        print(f"{'':>8} vkml's first call: {detail[0]} pipelines built in {detail[1]:.0f} ms, "
+              f"{detail[2]} driver allocations in {detail[3]:.0f} ms")
         results.append(r)
     fallbacks = sum(torch_vkml.fallback_stats().values()) - before
     print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")

@@ -4,9 +4,12 @@
 #   part p: the fp32 activations beside CUDA (bench_ops --only activation: GELU's erf path is now
 #           branch-free), one step of ViT and GPT-2 profiled kernel by kernel on vkml and on CUDA
 #           (bench_models --profile), then ViT and GPT-2 timed beside CUDA.
+#   part c: on a fresh machine (empty shader caches), the five models beside CUDA with each first
+#           call's pipeline builds and driver allocations counted, then one step of ViT, GPT-2
+#           and ResNet-50 fp32 profiled kernel by kernel on vkml and on CUDA (a child process).
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA in the
 #           time left.
-# Usage: bash scripts/device_s20_run.sh p|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s20_run.sh p|c|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-p}
 source scripts/device_build_env.sh
@@ -22,6 +25,13 @@ if [ "$PART" = p ]; then
   timeout $((560 - SECONDS)) python3 bench/bench_models.py --only vit,gpt2 --json $OUT/models.json \
     > $OUT/models.txt 2>&1
   grep -E "model |loss|fallbacks|Error|gelu|erf" $OUT/models.txt | cut -c1-150
+fi
+if [ "$PART" = c ]; then
+  timeout 330 python3 bench/bench_models.py --json $OUT/models.json > $OUT/models.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|first call" $OUT/models.txt | cut -c1-150
+  timeout $((560 - SECONDS)) python3 bench/bench_models.py --only vit,gpt2,resnet50_infer_b64_float32 \
+    --profile 16 > $OUT/profile.txt 2>&1
+  grep -E "^== |all kernels|Error" $OUT/profile.txt | cut -c1-130
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

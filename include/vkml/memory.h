@@ -15,6 +15,7 @@ struct MemoryStats {
   uint64_t num_segments = 0;    // driver allocations alive
   uint64_t num_driver_allocs = 0;
   uint64_t num_driver_frees = 0;
+  uint64_t driver_alloc_ns = 0;  // time in the driver's allocations (memory, buffer, binding)
   uint64_t num_ooms = 0;
   uint64_t host_spilled = 0;    // bytes of segments placed in host memory after device memory ran out
 };

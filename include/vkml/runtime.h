@@ -67,6 +67,7 @@ class Device {
   void save_pipeline_cache();
   std::string pipeline_cache_path() const;
   uint64_t pipelines_created() const;
+  uint64_t pipeline_build_ns() const;  // time spent creating them: a cold first call's cost
 
   VulkanDevice& vk() { return *vk_; }
 

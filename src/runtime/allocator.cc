@@ -1,5 +1,6 @@
 #include "allocator.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -88,7 +89,11 @@ Allocator::Segment* Allocator::new_segment(uint64_t size, bool small, uint64_t r
   auto attempt = [&](int type) -> RawBuffer {
     if (limit_ && stats_.reserved + size > limit_) return {};
     bool map = vk_.type_host_coherent(type);
-    return vk_.create_buffer(size, type, map);
+    auto t0 = std::chrono::steady_clock::now();
+    RawBuffer r = vk_.create_buffer(size, type, map);
+    stats_.driver_alloc_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - t0).count();
+    return r;
   };
   RawBuffer raw = attempt(vk_.device_type);
   if (!raw && !segments_.empty()) {

@@ -1,5 +1,6 @@
 #include "pipeline_cache.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,6 +87,7 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   auto key = std::make_pair(shader, spec);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
 
+  auto t0 = std::chrono::steady_clock::now();
   VkShaderModule& module = modules_[shader];
   if (!module) {
     const EmbeddedShader* s = find_embedded_shader(shader.c_str());
@@ -112,6 +114,8 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   if (vk_.pipeline_stats) pi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
   VKML_VK_CHECK(vk::vkCreateComputePipelines(vk_.device, cache_, 1, &pi, nullptr, &handle));
+  build_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - t0).count();
   if (vk_.pipeline_stats) print_statistics(handle, shader, spec);
   auto p = std::make_unique<Pipeline>();
   p->handle = reinterpret_cast<uint64_t>(handle);

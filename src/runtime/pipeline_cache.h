@@ -22,6 +22,7 @@ class PipelineCache {
   void save();
   std::string path() const { return path_; }
   uint64_t created() const { return created_; }
+  uint64_t build_ns() const { return build_ns_; }  // in shader module and pipeline creation
 
  private:
   void print_statistics(VkPipeline handle, const std::string& shader,
@@ -33,6 +34,7 @@ class PipelineCache {
   std::map<std::pair<std::string, std::vector<uint32_t>>, std::unique_ptr<Pipeline>> pipelines_;
   std::map<std::string, VkShaderModule> modules_;
   uint64_t created_ = 0;
+  uint64_t build_ns_ = 0;
   bool dirty_ = false;
 };
 

@@ -265,5 +265,6 @@ const Pipeline& Device::pipeline(const std::string& name, std::span<const uint32
 void Device::save_pipeline_cache() { pipelines_->save(); }
 std::string Device::pipeline_cache_path() const { return pipelines_->path(); }
 uint64_t Device::pipelines_created() const { return pipelines_->created(); }
+uint64_t Device::pipeline_build_ns() const { return pipelines_->build_ns(); }
 
 }  // namespace vkml

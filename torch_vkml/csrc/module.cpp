@@ -62,6 +62,7 @@ py::dict memory_stats(int index) {
   d["num_free"] = m.num_frees;
   d["num_device_alloc"] = m.num_driver_allocs;
   d["num_device_free"] = m.num_driver_frees;
+  d["device_alloc_ns"] = m.driver_alloc_ns;
   d["segment.all.current"] = m.num_segments;
   d["num_ooms"] = m.num_ooms;
   d["host_spilled_bytes"] = m.host_spilled;
@@ -115,6 +116,8 @@ PYBIND11_MODULE(_C, m) {
     d["submits"] = s.submits();
     d["submissions"] = s.submissions();
     d["cost_submissions"] = s.cost_submissions();
+    d["pipelines_created"] = core_device(static_cast<c10::DeviceIndex>(i)).pipelines_created();
+    d["pipeline_build_ns"] = core_device(static_cast<c10::DeviceIndex>(i)).pipeline_build_ns();
     return d;
   });
   m.def("set_profiling", [](int i, bool on) {
