@@ -7,9 +7,11 @@
 #   part c: on a fresh machine (empty shader caches), the five models beside CUDA with each first
 #           call's pipeline builds and driver allocations counted, then one step of ViT, GPT-2
 #           and ResNet-50 fp32 profiled kernel by kernel on vkml and on CUDA (a child process).
+#   part l: on a fresh machine, each pipeline's build time (VKML_PIPELINE_LOG=1) in the first
+#           calls of ResNet-18, ResNet-50 fp16 and ViT (vkml alone), the 25 slowest; then as t.
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA in the
 #           time left.
-# Usage: bash scripts/device_s20_run.sh p|c|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s20_run.sh p|c|l|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-p}
 source scripts/device_build_env.sh
@@ -32,6 +34,14 @@ if [ "$PART" = c ]; then
   timeout $((560 - SECONDS)) python3 bench/bench_models.py --only vit,gpt2,resnet50_infer_b64_float32 \
     --profile 16 > $OUT/profile.txt 2>&1
   grep -E "^== |all kernels|Error" $OUT/profile.txt | cut -c1-130
+fi
+if [ "$PART" = l ]; then
+  VKML_PIPELINE_LOG=1 timeout 120 python3 bench/bench_models.py --vkml-only --no-diagnose \
+    --repeat 3 --only resnet18,resnet50_infer_b64_float16,vit > $OUT/pipeline_log.txt 2>&1
+  grep -E "model |first call|Error" $OUT/pipeline_log.txt | cut -c1-150
+  echo "pipelines built: $(grep -c 'pipeline build' $OUT/pipeline_log.txt); slowest:"
+  grep "pipeline build" $OUT/pipeline_log.txt | sort -t' ' -k6 -g -r | head -25 | cut -c21-150
+  PART=t
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

@@ -41,7 +41,15 @@ static std::string cache_dir() {
   return "";
 }
 
+static std::string spec_text(const std::vector<uint32_t>& spec) {
+  std::string s;
+  for (size_t i = 0; i < spec.size(); ++i) s += (i ? "," : "") + std::to_string(spec[i]);
+  return s;
+}
+
 PipelineCache::PipelineCache(VulkanDevice& vk, const DeviceCaps& caps) : vk_(vk) {
+  const char* log = std::getenv("VKML_PIPELINE_LOG");
+  log_builds_ = log && std::strcmp(log, "1") == 0;
   std::string dir = cache_dir();
   std::vector<char> data;
   if (!dir.empty()) {
@@ -114,8 +122,13 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   if (vk_.pipeline_stats) pi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
   VKML_VK_CHECK(vk::vkCreateComputePipelines(vk_.device, cache_, 1, &pi, nullptr, &handle));
-  build_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now() - t0).count();
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - t0).count();
+  build_ns_ += ns;
+  if (log_builds_) {  // VKML_PIPELINE_LOG=1: which pipelines a cold first call waits for
+    std::fprintf(stderr, "vkml pipeline build: %s [%s] %.1f ms\n", shader.c_str(),
+                 spec_text(spec).c_str(), ns / 1e6);
+  }
   if (vk_.pipeline_stats) print_statistics(handle, shader, spec);
   auto p = std::make_unique<Pipeline>();
   p->handle = reinterpret_cast<uint64_t>(handle);
@@ -148,9 +161,7 @@ void PipelineCache::print_statistics(VkPipeline handle, const std::string& shade
     std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
     if (get_stats(vk_.device, &ei, &ns, st.data()) != VK_SUCCESS) continue;
     std::ostringstream line;
-    line << "vkml pipeline stats: " << shader << " [";
-    for (size_t i = 0; i < spec.size(); ++i) line << (i ? "," : "") << spec[i];
-    line << "]";
+    line << "vkml pipeline stats: " << shader << " [" << spec_text(spec) << "]";
     for (const auto& x : st) {
       line << "; " << x.name << "=";
       switch (x.format) {

@@ -35,6 +35,7 @@ class PipelineCache {
   std::map<std::string, VkShaderModule> modules_;
   uint64_t created_ = 0;
   uint64_t build_ns_ = 0;
+  bool log_builds_ = false;
   bool dirty_ = false;
 };
 
