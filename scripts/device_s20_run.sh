@@ -31,8 +31,8 @@ fi
 if [ "$PART" = c ]; then
   timeout 330 python3 bench/bench_models.py --json $OUT/models.json > $OUT/models.txt 2>&1
   grep -E "model |loss|fallbacks|Error|first call" $OUT/models.txt | cut -c1-150
-  timeout $((560 - SECONDS)) python3 bench/bench_models.py --only vit,gpt2,resnet50_infer_b64_float32 \
-    --profile 16 > $OUT/profile.txt 2>&1
+  timeout $((560 - SECONDS)) python3 bench/bench_models.py --profile 16 \
+    --only vit,gpt2,resnet50_infer_b64_float32 > $OUT/profile.txt 2>&1
   grep -E "^== |all kernels|Error" $OUT/profile.txt | cut -c1-130
 fi
 if [ "$PART" = l ]; then

@@ -196,3 +196,50 @@ def test_half_sigmoid_silu_every_value(op, dtype, fallback):
     assert ulps.max().item() <= 1, x[ulps.argmax()]
     assert (ulps > 0).sum().item() <= 16  # 4 of 63,490 for fp16 sigmoid on lavapipe
     assert torch_vkml.fallback_stats() == {}
+
+
+def _ulps(got, want):
+    """|got - want| in ulps of want rounded to float32 (want in float64); 0 where want is not
+    a normal float32 (NVIDIA flushes fp32 subnormal results)."""
+    w = want.float().abs()
+    ulp = (torch.nextafter(w, torch.tensor(float("inf"))) - w).double()
+    err = (got.double() - want).abs() / ulp
+    return torch.where(want.abs() >= torch.finfo(torch.float32).tiny, err, torch.zeros_like(err))
+
+
+def test_erf_family_float32_within_a_few_ulp():
+    """erf, erfc, gelu and gelu's gradient (branch-free in the shaders: every lane evaluates
+    both pieces of erfc and selects) against float64 references, over both sides of each
+    piece's edge (|z| = 1/2 and 2, erfc's cut-off near 10.1) and a spread of random values."""
+    s2 = 2.0 ** 0.5
+    edges = torch.tensor([0.5, 2.0, 10.1], dtype=torch.float64)
+    near = torch.cat([(e + torch.linspace(-1e-3, 1e-3, 401, dtype=torch.float64)) for e in edges])
+    g = torch.Generator().manual_seed(7)
+    z = torch.cat([near, -near, torch.randn(60000, generator=g, dtype=torch.float64) * 3,
+                   torch.linspace(-11, 11, 20001, dtype=torch.float64)])
+    z32 = z.float()
+    zd = z32.double()
+    x32 = (z * s2).float()  # gelu sees x = z sqrt(2): the same edges in z = x / sqrt(2)
+    xd = x32.double()
+    cdf = 0.5 * torch.special.erfc(-xd / s2)
+    pdf = torch.exp(-0.5 * xd * xd) / (2 * torch.pi) ** 0.5
+    zv, xv = z32.to("vkml"), x32.to("vkml")
+    assert _ulps(torch.erf(zv).cpu(), torch.erf(zd)).max().item() <= 3
+    assert _ulps(torch.erfc(zv).cpu(), torch.erfc(zd)).max().item() <= 6
+    assert _ulps(F.gelu(xv).cpu(), xd * cdf).max().item() <= 8
+    # The gradient cdf + x pdf cancels near x = -0.75: error in ulps of its larger term.
+    got = torch.ops.aten.gelu_backward(torch.ones_like(xv), xv).cpu().double()
+    scale = torch.maximum(cdf, (xd * pdf).abs()).float()
+    ulp = (torch.nextafter(scale, torch.tensor(float("inf"))) - scale).double()
+    err = torch.where(scale > 1e-30, (got - (cdf + xd * pdf)).abs() / ulp, 0)
+    assert err.max().item() <= 8
+    specials = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 30.0, -30.0,
+                             1e30, -1e30, 1e-30])
+    for fn in (torch.erf, torch.erfc):
+        torch.testing.assert_close(fn(specials.to("vkml")).cpu(), fn(specials), equal_nan=True,
+                                   rtol=1e-6, atol=0)
+    gelu_sp = F.gelu(specials.to("vkml")).cpu()
+    want_sp = torch.tensor([0.0, 0.0, float("inf"), float("nan"), float("nan"), 30.0, 0.0, 1e30,
+                            0.0, 5e-31])
+    torch.testing.assert_close(gelu_sp, want_sp, equal_nan=True, rtol=1e-6, atol=0)
+    assert torch_vkml.fallback_stats() == {}

@@ -200,8 +200,10 @@ def generate(p: Precision) -> str:
     lo_t, hi_t = 1 / xmax, mp.mpf(0.5)
     f2, d2 = chebyfit_poly(lambda t: erfcx(1 / t) / t, lo_t, hi_t, p, eps16 / mp.sqrt(mp.pi))
     L.append(f"#define EW_ERFC_XMAX {p.lit(xmax)}")
-    L.append(f"// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees {d1}, {d2}). Both fits are")
-    L.append("// evaluated and one selected: GELU's lanes straddle x = 2, so a branch would run both.")
+    L.append(f"// erfc(x) * exp(x^2) for 1/2 <= x <= EW_ERFC_XMAX (degrees {d1}, {d2}). "
+             "Both fits are")
+    L.append("// evaluated and one selected: GELU's lanes straddle x = 2, "
+             "so a branch would run both.")
     L.append(f"{T} ew_erfcx({T} x) {{")
     L.append(f"  {T} v = (x - 1.25{p.suffix}) * {p.lit(1 / mp.mpf(0.75))};")
     L.append(horner(f1, "v", p, out="near"))
