@@ -1,7 +1,9 @@
 // The per-device runtime: allocator, stream, pipelines. Ops and the torch bridge use only this.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -25,11 +27,26 @@ struct MemRange {
   uint64_t bytes = 0;
 };
 
-// A compute pipeline created from an embedded shader and its specialization constants.
+// A compute pipeline created from an embedded shader and its specialization constants. Its
+// VkPipeline may still be building on a worker thread (Device::pipeline returns at once, so that
+// a cold first call compiles the pipelines of consecutive ops in parallel): handle() waits.
 struct Pipeline {
-  uint64_t handle = 0;  // VkPipeline
   uint32_t local_size_x = 0;
   std::string name;
+  std::shared_future<uint64_t> built;  // the VkPipeline; rethrows its build's error
+
+  uint64_t handle() const {
+    uint64_t h = handle_.load(std::memory_order_acquire);
+    if (h == 0) handle_.store(h = built.get(), std::memory_order_release);
+    return h;
+  }
+  bool ready() const {
+    return handle_.load(std::memory_order_acquire) != 0 ||
+           built.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+
+ private:
+  mutable std::atomic<uint64_t> handle_{0};
 };
 
 class Device {
@@ -68,6 +85,9 @@ class Device {
   std::string pipeline_cache_path() const;
   uint64_t pipelines_created() const;
   uint64_t pipeline_build_ns() const;  // time spent creating them: a cold first call's cost
+  // Threads that build new pipelines while recording goes on (VKML_PIPELINE_THREADS; 0: none,
+  // each is built when first asked for).
+  void set_pipeline_build_threads(unsigned n);
 
   VulkanDevice& vk() { return *vk_; }
 
@@ -128,6 +148,8 @@ class Stream {
   uint64_t submits() const { return submits_.load(std::memory_order_relaxed); }
   uint64_t submissions() const { return submissions_.load(std::memory_order_relaxed); }
   uint64_t cost_submissions() const { return cost_submissions_.load(std::memory_order_relaxed); }
+  // Time recording waited for pipelines still building (held dispatches; see Device::pipeline).
+  uint64_t pipeline_wait_ns() const { return pipeline_wait_ns_.load(std::memory_order_relaxed); }
 
   // GPU timestamps (ns) around recorded work, for benchmarks. Returns a query id.
   uint32_t write_timestamp();
@@ -141,7 +163,7 @@ class Stream {
   std::unique_ptr<Impl> impl_;
   std::mutex mu_;
   std::atomic<uint64_t> barriers_{0}, dispatches_{0}, submits_{0}, submissions_{0},
-      cost_submissions_{0};
+      cost_submissions_{0}, pipeline_wait_ns_{0};
   friend struct StreamAccess;
 };
 

@@ -1,7 +1,9 @@
 #include "pipeline_cache.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -50,6 +52,10 @@ static std::string spec_text(const std::vector<uint32_t>& spec) {
 PipelineCache::PipelineCache(VulkanDevice& vk, const DeviceCaps& caps) : vk_(vk) {
   const char* log = std::getenv("VKML_PIPELINE_LOG");
   log_builds_ = log && std::strcmp(log, "1") == 0;
+  // Build threads (VKML_PIPELINE_THREADS): 0, on the caller's thread, until measured on a GPU.
+  if (const char* threads = std::getenv("VKML_PIPELINE_THREADS")) {
+    max_workers_ = static_cast<unsigned>(std::clamp(std::atoi(threads), 0, 64));
+  }
   std::string dir = cache_dir();
   std::vector<char> data;
   if (!dir.empty()) {
@@ -77,12 +83,21 @@ PipelineCache::PipelineCache(VulkanDevice& vk, const DeviceCaps& caps) : vk_(vk)
 }
 
 PipelineCache::~PipelineCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  for (auto& w : workers_) w.join();  // they finish the queued builds first
   try {
     save();
   } catch (...) {
   }
   for (auto& [key, p] : pipelines_) {
-    vk::vkDestroyPipeline(vk_.device, reinterpret_cast<VkPipeline>(p->handle), nullptr);
+    try {
+      vk::vkDestroyPipeline(vk_.device, reinterpret_cast<VkPipeline>(p->handle()), nullptr);
+    } catch (...) {  // its build failed: nothing to destroy
+    }
   }
   for (auto& [name, m] : modules_) vk::vkDestroyShaderModule(vk_.device, m, nullptr);
   vk::vkDestroyPipelineCache(vk_.device, cache_, nullptr);
@@ -91,11 +106,10 @@ PipelineCache::~PipelineCache() {
 const Pipeline& PipelineCache::get(const std::string& shader, std::span<const uint32_t> spec_in) {
   std::vector<uint32_t> spec(spec_in.begin(), spec_in.end());
   if (spec.empty()) spec.push_back(64);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto key = std::make_pair(shader, spec);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
 
-  auto t0 = std::chrono::steady_clock::now();
   VkShaderModule& module = modules_[shader];
   if (!module) {
     const EmbeddedShader* s = find_embedded_shader(shader.c_str());
@@ -108,6 +122,30 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
     mi.pCode = s->code;
     VKML_VK_CHECK(vk::vkCreateShaderModule(vk_.device, &mi, nullptr, &module));
   }
+  auto p = std::make_unique<Pipeline>();
+  p->local_size_x = spec[0];
+  p->name = shader;
+  auto task = std::make_shared<std::packaged_task<uint64_t()>>(
+      [this, m = module, shader, spec] { return build(m, shader, spec); });
+  p->built = task->get_future().share();
+  const Pipeline& out = *(pipelines_[key] = std::move(p));
+  created_++;
+  if (max_workers_ == 0) {
+    lock.unlock();
+    (*task)();
+    return out;
+  }
+  if (workers_.size() < max_workers_ && busy_ + jobs_.size() >= workers_.size()) {
+    workers_.emplace_back([this] { worker_loop(); });
+  }
+  jobs_.emplace_back([task] { (*task)(); });
+  jobs_cv_.notify_one();
+  return out;
+}
+
+uint64_t PipelineCache::build(VkShaderModule module, const std::string& shader,
+                              const std::vector<uint32_t>& spec) {
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4u, 4u};
   VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), spec.size() * 4,
@@ -121,22 +159,43 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
   pi.layout = vk_.layout;
   if (vk_.pipeline_stats) pi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
+  // The cache is internally synchronized (no EXTERNALLY_SYNCHRONIZED flag): workers share it.
   VKML_VK_CHECK(vk::vkCreateComputePipelines(vk_.device, cache_, 1, &pi, nullptr, &handle));
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - t0).count();
   build_ns_ += ns;
+  dirty_ = true;
   if (log_builds_) {  // VKML_PIPELINE_LOG=1: which pipelines a cold first call waits for
     std::fprintf(stderr, "vkml pipeline build: %s [%s] %.1f ms\n", shader.c_str(),
                  spec_text(spec).c_str(), ns / 1e6);
   }
   if (vk_.pipeline_stats) print_statistics(handle, shader, spec);
-  auto p = std::make_unique<Pipeline>();
-  p->handle = reinterpret_cast<uint64_t>(handle);
-  p->local_size_x = spec[0];
-  p->name = shader;
-  created_++;
-  dirty_ = true;
-  return *(pipelines_[key] = std::move(p));
+  return reinterpret_cast<uint64_t>(handle);
+}
+
+void PipelineCache::worker_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    jobs_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, every job done
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    ++busy_;
+    lock.unlock();
+    job();  // a packaged_task: its error goes to the Pipeline's future
+    lock.lock();
+    if (--busy_ == 0 && jobs_.empty()) idle_cv_.notify_all();
+  }
+}
+
+void PipelineCache::set_build_threads(unsigned n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_workers_ = n;  // started workers stay, idle, until the cache goes
+}
+
+void PipelineCache::wait_for_builds() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return busy_ == 0 && jobs_.empty(); });
 }
 
 // One line per executable on stderr: the shader, its specialization constants, then each
@@ -176,6 +235,7 @@ void PipelineCache::print_statistics(VkPipeline handle, const std::string& shade
 }
 
 void PipelineCache::save() {
+  wait_for_builds();  // so that what they built is in the data
   std::lock_guard<std::mutex> lock(mu_);
   if (!dirty_ || path_.empty()) return;
   size_t size = 0;

@@ -1,5 +1,6 @@
 // Batched command recording and submission on one timeline semaphore.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -65,6 +66,17 @@ struct Stream::Impl {
   // may submit in between); chunks filled meanwhile wait in `retiring` until none is left.
   std::unordered_map<std::thread::id, uint32_t> params_pending;
   std::vector<int> retiring;
+  // Dispatches held back, in order, because a pipeline among them was still building when they
+  // came (the host goes on recording while build threads compile): recorded before anything
+  // else is, and at the latest when the batch is submitted.
+  struct HeldDispatch {
+    const Pipeline* pipeline;
+    uint32_t gx, gy, gz, push_bytes;
+    bool barrier_before;
+    std::array<uint8_t, kPushConstantBytes> push;
+  };
+  std::vector<HeldDispatch> held;
+  std::atomic<uint64_t>* pipeline_wait_ns = nullptr;  // Stream's counter
 
   Impl(Device& d, VulkanDevice& v) : dev(d), vk(v) {}
 
@@ -79,7 +91,34 @@ struct Stream::Impl {
     return completed;
   }
 
+  // Records the held dispatches, waiting for their pipelines.
+  void record_held() {
+    std::vector<HeldDispatch> list;
+    list.swap(held);  // begin() and barrier() below see none held
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto& d : list) d.pipeline->handle();
+    pipeline_wait_ns->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - t0).count(),
+                                std::memory_order_relaxed);
+    for (auto& d : list) {
+      VkCommandBuffer cb = begin();
+      if (d.barrier_before) full_barrier();
+      record_dispatch(cb, *d.pipeline, d.gx, d.gy, d.gz, d.push.data(), d.push_bytes);
+    }
+  }
+
+  void record_dispatch(VkCommandBuffer cb, const Pipeline& p, uint32_t gx, uint32_t gy,
+                       uint32_t gz, const void* push, uint32_t push_bytes) {
+    vk::vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+                          reinterpret_cast<VkPipeline>(p.handle()));
+    if (push_bytes) {
+      vk::vkCmdPushConstants(cb, vk.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    }
+    vk::vkCmdDispatch(cb, gx, gy, gz);
+  }
+
   VkCommandBuffer begin() {
+    if (!held.empty()) record_held();
     if (current) return current;
     if (free_cbs.empty()) poll();
     if (!free_cbs.empty()) {
@@ -109,20 +148,31 @@ struct Stream::Impl {
                              dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
 
-  // Returns true if a barrier was recorded.
-  bool order(std::span<const MemRange> reads, std::span<const MemRange> writes) {
+  void full_barrier() {
+    barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                VK_ACCESS_TRANSFER_WRITE_BIT);
+  }
+
+  // Whether the next command needs a barrier before it (the tracker then starts afresh).
+  bool hazard(std::span<const MemRange> reads, std::span<const MemRange> writes) {
     bool need = hazards.needs_barrier(reads, writes);
-    if (need) {
-      barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-      hazards.clear();
-    }
+    if (need) hazards.clear();
     hazards.commit(reads, writes);
     return need;
   }
 
+  // Returns true if a barrier was recorded.
+  bool order(std::span<const MemRange> reads, std::span<const MemRange> writes) {
+    VkCommandBuffer cb = begin();  // first: held dispatches go before this command's barrier
+    (void)cb;
+    bool need = hazard(reads, writes);
+    if (need) full_barrier();
+    return need;
+  }
+
   uint64_t submit(bool force_signal) {
+    if (!held.empty()) record_held();
     if (!current && !force_signal) return submitted;
     if (current) VKML_VK_CHECK(vk::vkEndCommandBuffer(current));
     uint64_t value = submitted + 1;
@@ -260,6 +310,7 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
     impl_->cost_limit = std::strtoull(c, nullptr, 10);
   }
   impl_->submissions = &submissions_;
+  impl_->pipeline_wait_ns = &pipeline_wait_ns_;
   impl_->cost_submissions = &cost_submissions_;
 }
 
@@ -289,19 +340,23 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
   }
   if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
   if (cost == 0) cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
-  VkCommandBuffer cb = impl_->begin();
-  if (impl_->order(reads, writes)) barriers_++;
   bool profiling = impl_->profiler.enabled();
-  if (profiling) {
-    impl_->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    impl_->profiler.before(cb, p.name);
+  if (!profiling && (!impl_->held.empty() || !p.ready())) {
+    // Held until its pipeline is built (Impl::record_held); the hazard is decided now, in order.
+    Impl::HeldDispatch d{&p, gx, gy, gz, push_bytes, impl_->hazard(reads, writes), {}};
+    if (d.barrier_before) barriers_++;
+    if (push_bytes) std::memcpy(d.push.data(), push, push_bytes);
+    impl_->held.push_back(d);
+  } else {
+    VkCommandBuffer cb = impl_->begin();
+    if (impl_->order(reads, writes)) barriers_++;
+    if (profiling) {
+      impl_->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+      impl_->profiler.before(cb, p.name);
+    }
+    impl_->record_dispatch(cb, p, gx, gy, gz, push, push_bytes);
+    if (profiling) impl_->profiler.after(cb);
   }
-  vk::vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reinterpret_cast<VkPipeline>(p.handle));
-  if (push_bytes) {
-    vk::vkCmdPushConstants(cb, impl_->vk.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  }
-  vk::vkCmdDispatch(cb, gx, gy, gz);
-  if (profiling) impl_->profiler.after(cb);
   dispatches_++;
   impl_->after_command(cost);
 }

@@ -266,5 +266,6 @@ void Device::save_pipeline_cache() { pipelines_->save(); }
 std::string Device::pipeline_cache_path() const { return pipelines_->path(); }
 uint64_t Device::pipelines_created() const { return pipelines_->created(); }
 uint64_t Device::pipeline_build_ns() const { return pipelines_->build_ns(); }
+void Device::set_pipeline_build_threads(unsigned n) { pipelines_->set_build_threads(n); }
 
 }  // namespace vkml

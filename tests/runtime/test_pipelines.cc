@@ -1,5 +1,7 @@
 #include <filesystem>
 
+#include "ops/copy/copy_params.h"
+#include "ops/launch.h"
 #include "test_util.h"
 
 namespace vkml::testing {
@@ -14,9 +16,38 @@ TEST_F(PipelineTest, CreatedLazilyOncePerSpecialization) {
   EXPECT_EQ(&p1, &p2);
   EXPECT_EQ(dev().pipelines_created(), before + 1);
   const Pipeline& p3 = dev().pipeline("copy_raw_u16", spec128);
-  EXPECT_NE(p1.handle, p3.handle);
+  EXPECT_NE(p1.handle(), p3.handle());
   EXPECT_EQ(p3.local_size_x, 128u);
   EXPECT_EQ(dev().pipelines_created(), before + 2);
+}
+
+TEST_F(PipelineTest, DispatchesWaitingForABuildKeepTheirOrder) {
+  // Workgroup sizes no op uses: each pipeline is new, so its build runs on a worker thread and
+  // its dispatch may be held (recording goes on); the commands after it must still see its
+  // writes: a fill of the odd elements, then a transfer copy of the whole buffer.
+  const int64_t n = 4096;
+  DeviceBuffer a(dev(), n * 4), b(dev(), n * 4);
+  dev().set_pipeline_build_threads(2);
+  const uint64_t waited = dev().stream().pipeline_wait_ns();
+  for (uint32_t size : {96u, 160u, 224u}) {
+    dev().stream().fill(a.address, n * 4, 7);
+    ops::StridedParams p{};
+    ops::fill_strided_params(&p, {n / 2}, {2}, {2}, n / 2);
+    p.dst = p.src = a.address + 4;
+    p.value = size;
+    uint32_t spec[] = {size};
+    const Pipeline& pipe = dev().pipeline("fill_u32", spec);
+    const uint64_t params = dev().stream().params(&p, sizeof p);
+    MemRange writes[] = {{a.address, n * 4}};
+    dev().stream().dispatch(pipe, static_cast<uint32_t>((n / 2 + size - 1) / size), 1, 1,
+                            &params, sizeof params, {}, writes);
+    dev().stream().copy(a.address, b.address, n * 4);
+    auto out = download<int32_t>(dev(), b.address, n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i % 2 ? int32_t(size) : 7) << i;
+  }
+  // Each build takes milliseconds and its dispatch came at once: it was held and waited for.
+  EXPECT_GT(dev().stream().pipeline_wait_ns(), waited);
+  dev().set_pipeline_build_threads(0);
 }
 
 TEST_F(PipelineTest, UnknownVariantIsNotSupported) {

@@ -113,3 +113,36 @@ def test_kernel_profiler_counts_and_times_each_kernel():
     # Off again: nothing more is recorded.
     (x + 1).sum().item()
     assert torch_vkml.profiler.kernel_times() == {}
+
+
+def test_pipelines_built_on_threads_while_recording_goes_on(tmp_path):
+    """VKML_PIPELINE_THREADS=3 with an empty pipeline cache: every pipeline of a small training
+    step is new and built on a worker while its dispatch is held; the step must still match the
+    CPU, and the recording must have waited for some of those builds."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import torch, torch_vkml
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.GELU(),
+                          torch.nn.Flatten(), torch.nn.Linear(8 * 36, 5)).double()
+x, y = torch.randn(4, 3, 6, 6, dtype=torch.float64), torch.randint(0, 5, (4,))
+grads = []
+for dev in ("cpu", "vkml"):
+    m = __import__("copy").deepcopy(net).to(dev)
+    loss = torch.nn.functional.cross_entropy(m(x.to(dev)), y.to(dev))
+    loss.backward()
+    grads.append([loss.detach().cpu()] + [p.grad.cpu() for p in m.parameters()])
+for c, v in zip(*grads):
+    torch.testing.assert_close(v, c, rtol=1e-9, atol=1e-9)
+st = torch_vkml._C.stream_stats(0)
+assert st["pipelines_created"] > 5 and st["pipeline_wait_ns"] > 0, st
+assert torch_vkml.fallback_stats() == {}, torch_vkml.fallback_stats()
+assert torch_vkml._C.validation_message_count() == 0
+print("ok")
+"""
+    env = dict(os.environ, VKML_PIPELINE_THREADS="3", VKML_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

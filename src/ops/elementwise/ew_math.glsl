@@ -458,21 +458,23 @@ T ew_erfc(T x) {
   return isnan(x) ? x : r;
 }
 
-// erfc(-x / sqrt 2) with the rounding error of -x / sqrt 2 taken into the tail (its relative
-// effect grows like 2 z zl); also returns exp(-(x^2 / 2)) for the gelu gradient's density.
-T ew_erfc_neg_scaled(T x, out T density) {
+// f * erfc(-x / sqrt 2), with the rounding error of -x / sqrt 2 taken into the tail (its
+// relative effect grows like 2 z zl); also fd * exp(-(x^2 / 2)) for gelu's gradient. The
+// factors multiply before exp(-z^2) does: a normal result never passes through a subnormal
+// intermediate, which NVIDIA's driver flushes to zero (gelu(-13.2) read 0).
+T ew_erfc_neg_scaled(T x, T f, T fd, out T density) {
   T z = -x * EW_SQRT1_2, zh, zl;
   cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);  // NaN for |x| > 1e34: a > EW_ERFC_XMAX selects then
   zl += -x * EW_SQRT1_2_LO;
   T a = abs(z), s_zl = (z < T(0)) ? -zl : zl;
   T c = min(abs(zh), EW_ERFC_XMAX);
   T e = ew_exp_neg_sq_bounded(c);
-  T tail = e * (ew_erfcx(max(c, T(0.5))) - s_zl * EW_2_SQRTPI);
-  tail = (a > EW_ERFC_XMAX) ? T(0) : tail;
-  // exp(-(zh + zl)^2) = exp(-zh^2) (1 - 2 zh zl) to first order; zero past EW_ERFC_XMAX.
-  density = (a > EW_ERFC_XMAX) ? T(0) : e * (T(1) - T(2) * zh * zl);
-  T big = (z < T(0)) ? T(2) - tail : tail;
-  return (a < T(0.5)) ? T(1) - ew_erf_poly(z) : big;
+  T tail = e * (f * (ew_erfcx(max(c, T(0.5))) - s_zl * EW_2_SQRTPI));
+  tail = (a > EW_ERFC_XMAX) ? T(0) : tail;  // callers handle infinite x
+  // exp(-(zh + zl)^2) = exp(-zh^2) (1 - 2 zh zl) to first order.
+  density = (a > EW_ERFC_XMAX) ? T(0) : e * (fd * (T(1) - T(2) * zh * zl));
+  T big = (z < T(0)) ? T(2) * f - tail : tail;
+  return (a < T(0.5)) ? f * (T(1) - ew_erf_poly(z)) : big;
 }
 
 #include "ew_math_ops.glsl"

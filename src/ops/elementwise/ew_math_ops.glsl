@@ -166,9 +166,11 @@ T ew_silu(T x) { return cr_div_fast(x, T(1) + ew_exp_for_half(-x)); }
 // compiler turned `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0 (H200, driver 580).
 T ew_relu(T x) { return (ew_signbit(x) && x != T(0) && !isnan(x)) ? T(0) : x; }
 // 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x.
+// gelu(inf) = inf, gelu(-inf) = NaN (-inf * 0) as on the CPU.
 T ew_gelu(T x) {
   T unused_density;
-  return T(0.5) * x * ew_erfc_neg_scaled(x, unused_density);
+  T r = ew_erfc_neg_scaled(x, T(0.5) * x, T(0), unused_density);
+  return isinf(x) ? ((x > T(0)) ? x : ew_nan()) : r;
 }
 // The argument of tanh in the tanh approximation of gelu.
 T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x); }
@@ -198,9 +200,10 @@ T ew_silu_backward(T g, T x) {
 }
 
 // Phi(x) + x phi(x); the density shares the tail's exp(-x^2 / 2).
+// NaN at infinite x (x * pdf = inf * 0), as on the CPU.
 T ew_gelu_backward(T g, T x) {
-  T density, cdf = T(0.5) * ew_erfc_neg_scaled(x, density);
-  return g * (cdf + x * (EW_INV_SQRT2PI * density));
+  T x_density, cdf = ew_erfc_neg_scaled(x, T(0.5), x * EW_INV_SQRT2PI, x_density);
+  return isinf(x) ? ew_nan() : g * (cdf + x_density);
 }
 
 T ew_hardsigmoid_backward(T g, T x) { return (x > T(-3) && x < T(3)) ? g / T(6) : T(0); }
