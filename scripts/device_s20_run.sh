@@ -9,9 +9,12 @@
 #           and ResNet-50 fp32 profiled kernel by kernel on vkml and on CUDA (a child process).
 #   part l: on a fresh machine, each pipeline's build time (VKML_PIPELINE_LOG=1) in the first
 #           calls of ResNet-18, ResNet-50 fp16 and ViT (vkml alone), the 25 slowest; then as t.
+#   part v (for the next session): the GELU/erf tests that failed in part l before the fix, the
+#           threaded-build tests, then cold first calls (driver disk cache off, empty vkml cache)
+#           of ResNet-18, ResNet-50 fp16 and ViT without and with VKML_PIPELINE_THREADS=8.
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA in the
 #           time left.
-# Usage: bash scripts/device_s20_run.sh p|c|l|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s20_run.sh p|c|l|v|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-p}
 source scripts/device_build_env.sh
@@ -42,6 +45,20 @@ if [ "$PART" = l ]; then
   echo "pipelines built: $(grep -c 'pipeline build' $OUT/pipeline_log.txt); slowest:"
   grep "pipeline build" $OUT/pipeline_log.txt | sort -t' ' -k6 -g -r | head -25 | cut -c21-150
   PART=t
+fi
+if [ "$PART" = v ]; then
+  VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider -rfE --tb=short \
+    tests/torch/test_elementwise.py tests/torch/test_device_api.py > $OUT/pytest_v.log 2>&1
+  echo "pytest elementwise/device_api: $(tail -1 $OUT/pytest_v.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_v.log | cut -c1-300 | head -10
+  timeout 60 ./build-h200/tests/vkml_runtime_tests --gtest_filter='Pipeline*:Stream*' 2>&1 | tail -1
+  for threads in 0 8; do
+    rm -rf $VKML_CACHE_DIR ~/.nv/ComputeCache
+    __GL_SHADER_DISK_CACHE=0 VKML_PIPELINE_THREADS=$threads timeout 150 python3 \
+      bench/bench_models.py --vkml-only --no-diagnose --repeat 3 \
+      --only resnet18,resnet50_infer_b64_float16,vit 2>&1 | grep -E "model |first call|Error" \
+      | cut -c1-150 | sed "s/^/threads $threads /"
+  done
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
