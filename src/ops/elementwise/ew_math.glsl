@@ -470,9 +470,10 @@ T ew_erfc_neg_scaled(T x, T f, T fd, out T density) {
   T c = min(abs(zh), EW_ERFC_XMAX);
   T e = ew_exp_neg_sq_bounded(c);
   T tail = e * (f * (ew_erfcx(max(c, T(0.5))) - s_zl * EW_2_SQRTPI));
-  tail = (a > EW_ERFC_XMAX) ? T(0) : tail;  // callers handle infinite x
+  // Past EW_ERFC_XMAX: zeros with f's and fd's signs, as 0 * f (callers handle infinite x).
+  tail = (a > EW_ERFC_XMAX) ? ew_copysign(T(0), f) : tail;
   // exp(-(zh + zl)^2) = exp(-zh^2) (1 - 2 zh zl) to first order.
-  density = (a > EW_ERFC_XMAX) ? T(0) : e * (fd * (T(1) - T(2) * zh * zl));
+  density = (a > EW_ERFC_XMAX) ? ew_copysign(T(0), fd) : e * (fd * (T(1) - T(2) * zh * zl));
   T big = (z < T(0)) ? T(2) * f - tail : tail;
   return (a < T(0.5)) ? f * (T(1) - ew_erf_poly(z)) : big;
 }
