@@ -121,18 +121,23 @@ def workloads(small: bool):
     return out
 
 
+def run_reference_child(args, *flags: str) -> None:
+    """This script again, for the reference backend, in a child process that never loads vkml
+    (see bench/timing.py), with the parent's model selection."""
+    cmd = [sys.executable, __file__, *flags]
+    if args.only:
+        cmd += ["--only", args.only]
+    if args.small:
+        cmd.append("--small")
+    if args.cuda_no_tf32:
+        cmd.append("--cuda-no-tf32")
+    subprocess.run(cmd, check=True, env=dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1"))
+
+
 def reference_timings(args, ref: str) -> dict:
-    """CUDA timings from a child process that never loads vkml (see bench/timing.py)."""
+    """CUDA timings from a child process."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = [sys.executable, __file__, "--reference-only", f.name, "--repeat", str(args.repeat)]
-        if args.only:
-            cmd += ["--only", args.only]
-        if args.small:
-            cmd.append("--small")
-        if args.cuda_no_tf32:
-            cmd.append("--cuda-no-tf32")
-        env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
-        subprocess.run(cmd, check=True, env=env)
+        run_reference_child(args, "--reference-only", f.name, "--repeat", str(args.repeat))
         return json.load(open(f.name))
 
 
@@ -192,11 +197,7 @@ def profile_kernels(args) -> None:
             torch_vkml.synchronize()
         print(f"== {name}\n{prof.table(args.profile)}", flush=True)
     if torch.cuda.is_available():
-        cmd = [sys.executable, __file__, "--profile", str(args.profile), "--profile-reference"]
-        cmd += ["--only", args.only] if args.only else []
-        env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
-        subprocess.run(cmd + (["--cuda-no-tf32"] if args.cuda_no_tf32 else []), check=True,
-                       env=env)
+        run_reference_child(args, "--profile", str(args.profile), "--profile-reference")
 
 
 def cuda_kernel_table(make, top: int) -> str:

@@ -164,8 +164,7 @@ struct Stream::Impl {
 
   // Returns true if a barrier was recorded.
   bool order(std::span<const MemRange> reads, std::span<const MemRange> writes) {
-    VkCommandBuffer cb = begin();  // first: held dispatches go before this command's barrier
-    (void)cb;
+    begin();  // first: held dispatches go before this command's barrier
     bool need = hazard(reads, writes);
     if (need) full_barrier();
     return need;

@@ -198,12 +198,16 @@ def test_half_sigmoid_silu_every_value(op, dtype, fallback):
     assert torch_vkml.fallback_stats() == {}
 
 
+def _ulp_of(v):
+    """The float32 ulp of |v| rounded to float32, in float64."""
+    w = v.float().abs()
+    return (torch.nextafter(w, torch.tensor(float("inf"))) - w).double()
+
+
 def _ulps(got, want):
     """|got - want| in ulps of want rounded to float32 (want in float64); 0 where want is not
     a normal float32 (NVIDIA flushes fp32 subnormal results)."""
-    w = want.float().abs()
-    ulp = (torch.nextafter(w, torch.tensor(float("inf"))) - w).double()
-    err = (got.double() - want).abs() / ulp
+    err = (got.double() - want).abs() / _ulp_of(want)
     return torch.where(want.abs() >= torch.finfo(torch.float32).tiny, err, torch.zeros_like(err))
 
 
@@ -230,8 +234,7 @@ def test_erf_family_float32_within_a_few_ulp():
     # The gradient cdf + x pdf cancels near x = -0.75: error in ulps of its larger term.
     got = torch.ops.aten.gelu_backward(torch.ones_like(xv), xv).cpu().double()
     scale = torch.maximum(cdf, (xd * pdf).abs()).float()
-    ulp = (torch.nextafter(scale, torch.tensor(float("inf"))) - scale).double()
-    err = torch.where(scale > 1e-30, (got - (cdf + xd * pdf)).abs() / ulp, 0)
+    err = torch.where(scale > 1e-30, (got - (cdf + xd * pdf)).abs() / _ulp_of(scale), 0)
     assert err.max().item() <= 8
     specials = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 30.0, -30.0,
                              1e30, -1e30, 1e-30])

@@ -435,13 +435,20 @@ T ew_exp_neg_sq_bounded(T x) {
   return ew_exp_scaled(r, n) * small;
 }
 
-// erfc(x) for x >= 1/2 (larger lanes than EW_ERFC_XMAX are evaluated there, then dropped). No
-// branch on the value: activations put a warp's lanes on both sides of 1/2, 2 and EW_ERFC_XMAX,
-// and branches would run each path; ew_erf/ew_erfc select between their two pieces likewise.
+// The factors of erfc(a) = exp(-a^2) erfcx(a) for a >= 0: returns erfcx and sets e = exp(-a^2),
+// both at a clamped into erfcx's range [1/2, EW_ERFC_XMAX] (e only above). No branch on the
+// value: activations put a warp's lanes on both sides of 1/2, 2 and EW_ERFC_XMAX, and branches
+// would run each path; callers select past the range, and below 1/2 (erf's polynomial).
+T ew_erfc_factors(T a, out T e) {
+  T c = min(a, EW_ERFC_XMAX);
+  e = ew_exp_neg_sq_bounded(c);
+  return ew_erfcx(max(c, T(0.5)));
+}
+
+// erfc(x) for x >= 1/2.
 T ew_erfc_pos(T x) {
-  T c = min(x, EW_ERFC_XMAX);
-  T r = ew_exp_neg_sq_bounded(c) * ew_erfcx(max(c, T(0.5)));
-  return (x > EW_ERFC_XMAX) ? T(0) : r;
+  T e, cx = ew_erfc_factors(x, e);
+  return (x > EW_ERFC_XMAX) ? T(0) : e * cx;
 }
 
 T ew_erf(T x) {
@@ -467,9 +474,8 @@ T ew_erfc_neg_scaled(T x, T f, T fd, out T density) {
   cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);  // NaN for |x| > 1e34: a > EW_ERFC_XMAX selects then
   zl += -x * EW_SQRT1_2_LO;
   T a = abs(z), s_zl = (z < T(0)) ? -zl : zl;
-  T c = min(abs(zh), EW_ERFC_XMAX);
-  T e = ew_exp_neg_sq_bounded(c);
-  T tail = e * (f * (ew_erfcx(max(c, T(0.5))) - s_zl * EW_2_SQRTPI));
+  T e, cx = ew_erfc_factors(abs(zh), e);
+  T tail = e * (f * (cx - s_zl * EW_2_SQRTPI));
   // Past EW_ERFC_XMAX: zeros with f's and fd's signs, as 0 * f (callers handle infinite x).
   tail = (a > EW_ERFC_XMAX) ? ew_copysign(T(0), f) : tail;
   // exp(-(zh + zl)^2) = exp(-zh^2) (1 - 2 zh zl) to first order.
