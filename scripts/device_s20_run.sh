@@ -59,6 +59,9 @@ if [ "$PART" = v ]; then
       --only resnet18,resnet50_infer_b64_float16,vit 2>&1 | grep -E "model |first call|Error" \
       | cut -c1-150 | sed "s/^/threads $threads /"
   done
+  left=$((585 - SECONDS))
+  [ $left -gt 40 ] && timeout $left python3 bench/bench_ops.py --only activation 2>&1 \
+    | grep -E "activation|fallbacks|Error" | cut -c1-130
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
