@@ -166,8 +166,12 @@ uint64_t PipelineCache::build(VkShaderModule module, const std::string& shader,
   build_ns_ += ns;
   dirty_ = true;
   if (log_builds_) {  // VKML_PIPELINE_LOG=1: which pipelines a cold first call waits for
-    std::fprintf(stderr, "vkml pipeline build: %s [%s] %.1f ms\n", shader.c_str(),
-                 spec_text(spec).c_str(), ns / 1e6);
+    // The start (ms since the process's first build) shows whether builds on threads overlap.
+    static const auto epoch = t0;
+    const double start_ms =
+        std::chrono::duration_cast<std::chrono::microseconds>(t0 - epoch).count() / 1e3;
+    std::fprintf(stderr, "vkml pipeline build: %s [%s] %.1f ms (from %.1f ms)\n", shader.c_str(),
+                 spec_text(spec).c_str(), ns / 1e6, start_ms);
   }
   if (vk_.pipeline_stats) print_statistics(handle, shader, spec);
   return reinterpret_cast<uint64_t>(handle);

@@ -66,16 +66,25 @@ struct Stream::Impl {
   // may submit in between); chunks filled meanwhile wait in `retiring` until none is left.
   std::unordered_map<std::thread::id, uint32_t> params_pending;
   std::vector<int> retiring;
-  // Dispatches held back, in order, because a pipeline among them was still building when they
-  // came (the host goes on recording while build threads compile): recorded before anything
-  // else is, and at the latest when the batch is submitted.
-  struct HeldDispatch {
-    const Pipeline* pipeline;
-    uint32_t gx, gy, gz, push_bytes;
+  // Commands held back, in order, from the first dispatch whose pipeline was still building
+  // (the host goes on recording while build threads compile): each new command first records
+  // the ready ones at the front; all are recorded before a submission, which waits for their
+  // pipelines. Copies and fills are held behind them too: a zero fill between two layers would
+  // otherwise wait for every build in flight.
+  struct HeldCommand {
+    enum class Kind : uint8_t { kDispatch, kCopy, kFill } kind;
     bool barrier_before;
+    const Pipeline* pipeline = nullptr;  // kDispatch
+    uint32_t gx = 0, gy = 0, gz = 0, push_bytes = 0;
+    VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;  // kCopy (src), kCopy and kFill (dst)
+    uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
+    uint32_t pattern = 0;  // kFill
     std::array<uint8_t, kPushConstantBytes> push;
   };
-  std::vector<HeldDispatch> held;
+  std::deque<HeldCommand> held;
+  // Held commands past which a batch that reached its size or cost limit is submitted anyway
+  // (waiting for their builds): enough for one model step's first pipelines to build together.
+  static constexpr size_t kHoldLimit = 2048;
   std::atomic<uint64_t>* pipeline_wait_ns = nullptr;  // Stream's counter
 
   Impl(Device& d, VulkanDevice& v) : dev(d), vk(v) {}
@@ -91,20 +100,69 @@ struct Stream::Impl {
     return completed;
   }
 
-  // Records the held dispatches, waiting for their pipelines.
+  // Records the held commands, waiting for their pipelines.
   void record_held() {
-    std::vector<HeldDispatch> list;
-    list.swap(held);  // begin() and barrier() below see none held
     const auto t0 = std::chrono::steady_clock::now();
-    for (auto& d : list) d.pipeline->handle();
+    for (auto& c : held) {
+      if (c.pipeline) c.pipeline->handle();
+    }
     pipeline_wait_ns->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::steady_clock::now() - t0).count(),
                                 std::memory_order_relaxed);
-    for (auto& d : list) {
-      VkCommandBuffer cb = begin();
-      if (d.barrier_before) full_barrier();
-      record_dispatch(cb, *d.pipeline, d.gx, d.gy, d.gz, d.push.data(), d.push_bytes);
+    record_ready_held();
+  }
+
+  // Records the held commands at the front whose pipelines are built; returns whether any is
+  // still held.
+  bool record_ready_held() {
+    while (!held.empty() && (!held.front().pipeline || held.front().pipeline->ready())) {
+      const HeldCommand c = held.front();
+      held.pop_front();  // begin() and barrier() below see the rest held, not this one
+      VkCommandBuffer cb = open();
+      if (c.barrier_before) full_barrier_now(cb);
+      switch (c.kind) {
+        case HeldCommand::Kind::kDispatch:
+          record_dispatch(cb, *c.pipeline, c.gx, c.gy, c.gz, c.push.data(), c.push_bytes);
+          break;
+        case HeldCommand::Kind::kCopy: {
+          const VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
+          vk::vkCmdCopyBuffer(cb, c.src, c.dst, 1, &region);
+          break;
+        }
+        case HeldCommand::Kind::kFill:
+          vk::vkCmdFillBuffer(cb, c.dst, c.dst_offset, c.bytes, c.pattern);
+          break;
+      }
     }
+    return !held.empty();
+  }
+
+  // Holds a copy or fill (with its barrier decided now, in order) if commands are held, else
+  // records it; true if a barrier was recorded or is to be.
+  bool copy_or_fill(VkBuffer src, uint64_t src_offset, VkBuffer dst, uint64_t dst_offset,
+                    uint64_t bytes, const uint32_t* pattern, std::span<const MemRange> reads,
+                    std::span<const MemRange> writes) {
+    if (!held.empty() && record_ready_held()) {
+      HeldCommand c{pattern ? HeldCommand::Kind::kFill : HeldCommand::Kind::kCopy,
+                    hazard(reads, writes)};
+      c.src = src;
+      c.src_offset = src_offset;
+      c.dst = dst;
+      c.dst_offset = dst_offset;
+      c.bytes = bytes;
+      c.pattern = pattern ? *pattern : 0;
+      held.push_back(c);
+      return c.barrier_before;
+    }
+    VkCommandBuffer cb = begin();
+    const bool barrier = order(reads, writes);
+    if (pattern) {
+      vk::vkCmdFillBuffer(cb, dst, dst_offset, bytes, *pattern);
+    } else {
+      const VkBufferCopy region{src_offset, dst_offset, bytes};
+      vk::vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    }
+    return barrier;
   }
 
   void record_dispatch(VkCommandBuffer cb, const Pipeline& p, uint32_t gx, uint32_t gy,
@@ -119,6 +177,11 @@ struct Stream::Impl {
 
   VkCommandBuffer begin() {
     if (!held.empty()) record_held();
+    return open();
+  }
+
+  // The batch's command buffer, begun if need be (held commands stay held).
+  VkCommandBuffer open() {
     if (current) return current;
     if (free_cbs.empty()) poll();
     if (!free_cbs.empty()) {
@@ -140,19 +203,25 @@ struct Stream::Impl {
   }
 
   void barrier(VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+    barrier_now(begin(), dst_stage, dst_access);
+  }
+
+  static void barrier_now(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
+                          VkAccessFlags dst_access) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = dst_access;
-    vk::vkCmdPipelineBarrier(begin(),
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vk::vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                              dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
 
-  void full_barrier() {
-    barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                VK_ACCESS_TRANSFER_WRITE_BIT);
+  static void full_barrier_now(VkCommandBuffer cb) {
+    barrier_now(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
   }
+
+  void full_barrier() { full_barrier_now(begin()); }
 
   // Whether the next command needs a barrier before it (the tracker then starts afresh).
   bool hazard(std::span<const MemRange> reads, std::span<const MemRange> writes) {
@@ -222,10 +291,13 @@ struct Stream::Impl {
     poll();
   }
 
-  // Submits when the batch holds batch_limit commands or its estimated cost passes cost_limit.
+  // Submits when the batch holds batch_limit commands or its estimated cost passes cost_limit
+  // (later while commands are held for their pipelines, up to kHoldLimit of them).
   void after_command(uint64_t cost) {
     cost_in_current += cost;
-    if (++commands_in_current >= batch_limit) {
+    ++commands_in_current;
+    if (!held.empty() && held.size() < kHoldLimit) return;
+    if (commands_in_current >= batch_limit) {
       submit(false);
     } else if (cost_limit && cost_in_current >= cost_limit) {
       submit(false);
@@ -340,9 +412,11 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
   if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
   if (cost == 0) cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
   bool profiling = impl_->profiler.enabled();
-  if (!profiling && (!impl_->held.empty() || !p.ready())) {
+  const bool holding = !impl_->held.empty() && impl_->record_ready_held();
+  if (!profiling && (holding || !p.ready())) {
     // Held until its pipeline is built (Impl::record_held); the hazard is decided now, in order.
-    Impl::HeldDispatch d{&p, gx, gy, gz, push_bytes, impl_->hazard(reads, writes), {}};
+    Impl::HeldCommand d{Impl::HeldCommand::Kind::kDispatch, impl_->hazard(reads, writes), &p,
+                        gx, gy, gz, push_bytes};
     if (d.barrier_before) barriers_++;
     if (push_bytes) std::memcpy(d.push.data(), push, push_bytes);
     impl_->held.push_back(d);
@@ -368,11 +442,11 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   MemRange r{src, bytes}, w{dst, bytes};
-  VkCommandBuffer cb = impl_->begin();
-  if (impl_->order({&r, 1}, {&w, 1})) barriers_++;
-  VkBufferCopy region{s.offset, d.offset, bytes};
-  vk::vkCmdCopyBuffer(cb, reinterpret_cast<VkBuffer>(s.buffer), reinterpret_cast<VkBuffer>(d.buffer),
-                      1, &region);
+  if (impl_->copy_or_fill(reinterpret_cast<VkBuffer>(s.buffer), s.offset,
+                          reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, nullptr,
+                          {&r, 1}, {&w, 1})) {
+    barriers_++;
+  }
   impl_->after_command(bytes / 4);
 }
 
@@ -382,9 +456,10 @@ void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
   BufferSlice d = impl_->dev.resolve(dst);
   std::lock_guard<std::mutex> lock(mu_);
   MemRange w{dst, bytes};
-  VkCommandBuffer cb = impl_->begin();
-  if (impl_->order({}, {&w, 1})) barriers_++;
-  vk::vkCmdFillBuffer(cb, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, pattern);
+  if (impl_->copy_or_fill(VK_NULL_HANDLE, 0, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes,
+                          &pattern, {}, {&w, 1})) {
+    barriers_++;
+  }
   impl_->after_command(bytes / 4);
 }
 
@@ -399,11 +474,11 @@ void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
     HostBuffer& hb = impl_->acquire_staging(n);
     std::memcpy(hb.raw.mapped, src + done, n);
     MemRange w{dst + done, n};
-    VkCommandBuffer cb = impl_->begin();
-    if (impl_->order({}, {&w, 1})) barriers_++;
-    VkBufferCopy region{0, d.offset + done, n};
-    vk::vkCmdCopyBuffer(cb, hb.raw.buffer, reinterpret_cast<VkBuffer>(d.buffer), 1, &region);
-    hb.busy_until = impl_->submitted + 1;
+    if (impl_->copy_or_fill(hb.raw.buffer, 0, reinterpret_cast<VkBuffer>(d.buffer),
+                            d.offset + done, n, nullptr, {}, {&w, 1})) {
+      barriers_++;
+    }
+    hb.busy_until = impl_->submitted + 1;  // held or not, it goes in the next submission
     impl_->after_command(n / 4);
     done += n;
   }
@@ -515,7 +590,8 @@ uint64_t Stream::completed_value() {
 
 uint64_t Stream::pending_value() {
   std::lock_guard<std::mutex> lock(mu_);
-  return impl_->current ? impl_->submitted + 1 : impl_->submitted;
+  const bool recorded = impl_->current || !impl_->held.empty();
+  return recorded ? impl_->submitted + 1 : impl_->submitted;
 }
 
 struct StreamAccess {

@@ -50,6 +50,44 @@ TEST_F(PipelineTest, DispatchesWaitingForABuildKeepTheirOrder) {
   dev().set_pipeline_build_threads(0);
 }
 
+TEST_F(PipelineTest, CopiesFillsAndUploadsWaitBehindHeldDispatchesInOrder) {
+  // Recording goes on past a dispatch whose pipeline is building: the fills, uploads and copies
+  // that follow are held behind it (not a wait for the build), and every one must still see the
+  // writes before it. Three rounds, each into its own third of `b`, read back once at the end.
+  const int64_t n = 2048;
+  DeviceBuffer a(dev(), n * 4), b(dev(), 3 * n * 4);
+  dev().set_pipeline_build_threads(2);
+  const uint32_t sizes[] = {288u, 352u, 416u};  // workgroup sizes no op uses: new pipelines
+  std::vector<int32_t> host(n);
+  for (int64_t i = 0; i < n; ++i) host[i] = int32_t(1000 + i);
+  for (int round = 0; round < 3; ++round) {
+    if (round == 1) {
+      dev().stream().upload(host.data(), a.address, n * 4);
+    } else {
+      dev().stream().fill(a.address, n * 4, 7 + round);
+    }
+    ops::StridedParams p{};
+    ops::fill_strided_params(&p, {n / 2}, {2}, {2}, n / 2);
+    p.dst = p.src = a.address + 4;
+    p.value = sizes[round];
+    uint32_t spec[] = {sizes[round]};
+    const Pipeline& pipe = dev().pipeline("fill_u32", spec);
+    const uint64_t params = dev().stream().params(&p, sizeof p);
+    MemRange writes[] = {{a.address, n * 4}};
+    dev().stream().dispatch(pipe, static_cast<uint32_t>((n / 2 + sizes[round] - 1) / sizes[round]),
+                            1, 1, &params, sizeof params, {}, writes);
+    dev().stream().copy(a.address, b.address + round * n * 4, n * 4);
+  }
+  auto out = download<int32_t>(dev(), b.address, 3 * n);
+  for (int round = 0; round < 3; ++round) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t even = round == 1 ? int32_t(1000 + i) : 7 + round;
+      ASSERT_EQ(out[round * n + i], i % 2 ? int32_t(sizes[round]) : even) << round << " " << i;
+    }
+  }
+  dev().set_pipeline_build_threads(0);
+}
+
 TEST_F(PipelineTest, UnknownVariantIsNotSupported) {
   EXPECT_THROW(dev().pipeline("copy_cast_f32_nonsense"), NotSupported);
 }
