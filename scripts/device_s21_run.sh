@@ -29,7 +29,7 @@ if [ "$PART" = b ]; then
     # Builds' summed length against the span from the first start to the last end.
     python3 - $OUT/cold_t$threads.txt <<'PY'
 import re, sys
-b = [(float(m[2]), float(m[1])) for m in
+b = [(float(m[1]), float(m[0])) for m in
      re.findall(r"pipeline build: .* ([\d.]+) ms \(from ([\d.]+) ms\)", open(sys.argv[1]).read())]
 if b:
     span = max(s + d for s, d in b) - min(s for s, _ in b)
