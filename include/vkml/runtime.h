@@ -85,8 +85,8 @@ class Device {
   std::string pipeline_cache_path() const;
   uint64_t pipelines_created() const;
   uint64_t pipeline_build_ns() const;  // time spent creating them: a cold first call's cost
-  // Threads that build new pipelines while recording goes on (VKML_PIPELINE_THREADS; 0: none,
-  // each is built when first asked for).
+  // Threads that build new pipelines while recording goes on (VKML_PIPELINE_THREADS; by default
+  // 2-8 on GPUs and none on a CPU device; 0: each is built on the thread that first asks).
   void set_pipeline_build_threads(unsigned n);
 
   VulkanDevice& vk() { return *vk_; }

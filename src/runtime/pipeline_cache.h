@@ -18,13 +18,17 @@
 
 namespace vkml {
 
+// Build threads without VKML_PIPELINE_THREADS: 2-8 on GPUs (the host's threads), none on a
+// CPU device.
+unsigned default_build_threads(DeviceKind kind, unsigned hardware_threads);
+
 class PipelineCache {
  public:
   PipelineCache(VulkanDevice& vk, const DeviceCaps& caps);
   ~PipelineCache();
   // Specialization constant i gets constant_id i; constant 0 is the workgroup size (default 64).
   // A new pipeline is built on a worker thread where there are any (VKML_PIPELINE_THREADS; by
-  // default none: on the caller's); the returned Pipeline's handle() waits for it.
+  // default default_build_threads); the returned Pipeline's handle() waits for it.
   const Pipeline& get(const std::string& shader, std::span<const uint32_t> spec);
   void save();
   std::string path() const { return path_; }

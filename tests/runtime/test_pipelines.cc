@@ -2,6 +2,7 @@
 
 #include "ops/copy/copy_params.h"
 #include "ops/launch.h"
+#include "runtime/pipeline_cache.h"
 #include "test_util.h"
 
 namespace vkml::testing {
@@ -86,6 +87,16 @@ TEST_F(PipelineTest, CopiesFillsAndUploadsWaitBehindHeldDispatchesInOrder) {
     }
   }
   dev().set_pipeline_build_threads(0);
+}
+
+TEST(PipelineBuildThreads, DefaultOnGpusOnly) {
+  // GPUs build on 2-8 threads (measured on the H200); a CPU device builds inline, since its
+  // kernels run on the same cores.
+  EXPECT_EQ(default_build_threads(DeviceKind::kCpu, 16), 0u);
+  EXPECT_EQ(default_build_threads(DeviceKind::kDiscrete, 16), 8u);
+  EXPECT_EQ(default_build_threads(DeviceKind::kIntegrated, 4), 4u);
+  EXPECT_EQ(default_build_threads(DeviceKind::kOther, 1), 2u);
+  EXPECT_EQ(default_build_threads(DeviceKind::kVirtual, 0), 2u);  // count unknown
 }
 
 TEST_F(PipelineTest, UnknownVariantIsNotSupported) {
