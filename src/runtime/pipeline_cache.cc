@@ -154,6 +154,7 @@ const Pipeline& PipelineCache::get(const std::string& shader, std::span<const ui
 
 uint64_t PipelineCache::build(VkShaderModule module, const std::string& shader,
                               const std::vector<uint32_t>& spec) {
+  static const auto epoch = std::chrono::steady_clock::now();  // the first build's start
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4u, 4u};
@@ -176,7 +177,6 @@ uint64_t PipelineCache::build(VkShaderModule module, const std::string& shader,
   dirty_ = true;
   if (log_builds_) {  // VKML_PIPELINE_LOG=1: which pipelines a cold first call waits for
     // The start (ms since the process's first build) shows whether builds on threads overlap.
-    static const auto epoch = t0;
     const double start_ms =
         std::chrono::duration_cast<std::chrono::microseconds>(t0 - epoch).count() / 1e3;
     std::fprintf(stderr, "vkml pipeline build: %s [%s] %.1f ms (from %.1f ms)\n", shader.c_str(),
