@@ -49,6 +49,10 @@ struct Pipeline {
   mutable std::atomic<uint64_t> handle_{0};
 };
 
+// Pipeline build threads without VKML_PIPELINE_THREADS: 2-8 on GPUs (the host's threads), none
+// on a CPU device.
+unsigned default_build_threads(DeviceKind kind, unsigned hardware_threads);
+
 class Device {
  public:
   Device(int index, const DeviceCaps& caps, void* physical_device, void* instance);

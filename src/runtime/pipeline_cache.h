@@ -18,10 +18,6 @@
 
 namespace vkml {
 
-// Build threads without VKML_PIPELINE_THREADS: 2-8 on GPUs (the host's threads), none on a
-// CPU device.
-unsigned default_build_threads(DeviceKind kind, unsigned hardware_threads);
-
 class PipelineCache {
  public:
   PipelineCache(VulkanDevice& vk, const DeviceCaps& caps);

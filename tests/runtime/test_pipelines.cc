@@ -2,7 +2,6 @@
 
 #include "ops/copy/copy_params.h"
 #include "ops/launch.h"
-#include "runtime/pipeline_cache.h"
 #include "test_util.h"
 
 namespace vkml::testing {
