@@ -5,9 +5,10 @@
 #           whose pipelines build on threads), then cold first calls (driver disk cache off, empty
 #           vkml cache) of ResNet-18, ResNet-50 fp16 and ViT with VKML_PIPELINE_THREADS=0 and 8,
 #           each build's start and length logged (VKML_PIPELINE_LOG=1) to see whether they overlap.
+#   part a: the activations beside CUDA with relu and neg as controls (no math per element).
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA in the
 #           time left.
-# Usage: bash scripts/device_s21_run.sh b|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s21_run.sh b|a|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-b}
 source scripts/device_build_env.sh
@@ -37,6 +38,10 @@ if b:
           f"{span / 1e3:.1f} s; longest {max(d for _, d in b) / 1e3:.2f} s")
 PY
   done
+fi
+if [ "$PART" = a ]; then
+  timeout 200 python3 bench/bench_ops.py --only activation > $OUT/activations.txt 2>&1
+  grep -E "activation|fallbacks|Error" $OUT/activations.txt | cut -c1-130
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh
