@@ -117,7 +117,8 @@ def activations(small: bool, ref: str) -> list[Result]:
     n = (1 << 16) if small else 64 * 197 * 3072
     out = []
     # relu and neg: controls with no math, so the gap of the others is their arithmetic.
-    unary = {"relu": torch.relu, "neg": torch.neg, "gelu": F.gelu, "gelu tanh": lambda a: F.gelu(a, approximate="tanh"),
+    unary = {"relu": torch.relu, "neg": torch.neg, "gelu": F.gelu,
+             "gelu tanh": lambda a: F.gelu(a, approximate="tanh"),
              "erf": torch.erf, "exp": torch.exp, "silu": F.silu, "tanh": torch.tanh}
     for name, fn in unary.items():
         def make(dev, fn=fn):

@@ -71,9 +71,9 @@ struct Stream::Impl {
   // the ready ones at the front; all are recorded before a submission, which waits for their
   // pipelines. Copies and fills are held behind them too: a zero fill between two layers would
   // otherwise wait for every build in flight.
-  struct HeldCommand {
+  struct Command {
     enum class Kind : uint8_t { kDispatch, kCopy, kFill } kind;
-    bool barrier_before;
+    bool barrier_before = false;  // decided when the command came, in order
     const Pipeline* pipeline = nullptr;  // kDispatch
     uint32_t gx = 0, gy = 0, gz = 0, push_bytes = 0;
     VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;  // kCopy (src), kCopy and kFill (dst)
@@ -81,7 +81,7 @@ struct Stream::Impl {
     uint32_t pattern = 0;  // kFill
     std::array<uint8_t, kPushConstantBytes> push;
   };
-  std::deque<HeldCommand> held;
+  std::deque<Command> held;
   // Held commands past which a batch that reached its size or cost limit is submitted anyway
   // (waiting for their builds): enough for one model step's first pipelines to build together.
   static constexpr size_t kHoldLimit = 2048;
@@ -116,53 +116,43 @@ struct Stream::Impl {
   // still held.
   bool record_ready_held() {
     while (!held.empty() && (!held.front().pipeline || held.front().pipeline->ready())) {
-      const HeldCommand c = held.front();
-      held.pop_front();  // begin() and barrier() below see the rest held, not this one
-      VkCommandBuffer cb = open();
-      if (c.barrier_before) full_barrier_now(cb);
-      switch (c.kind) {
-        case HeldCommand::Kind::kDispatch:
-          record_dispatch(cb, *c.pipeline, c.gx, c.gy, c.gz, c.push.data(), c.push_bytes);
-          break;
-        case HeldCommand::Kind::kCopy: {
-          const VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
-          vk::vkCmdCopyBuffer(cb, c.src, c.dst, 1, &region);
-          break;
-        }
-        case HeldCommand::Kind::kFill:
-          vk::vkCmdFillBuffer(cb, c.dst, c.dst_offset, c.bytes, c.pattern);
-          break;
-      }
+      const Command c = held.front();
+      held.pop_front();  // open() and the barrier below see the rest held, not this one
+      record_command(open(), c);
     }
     return !held.empty();
   }
 
-  // Holds a copy or fill (with its barrier decided now, in order) if commands are held, else
-  // records it; true if a barrier was recorded or is to be.
-  bool copy_or_fill(VkBuffer src, uint64_t src_offset, VkBuffer dst, uint64_t dst_offset,
-                    uint64_t bytes, const uint32_t* pattern, std::span<const MemRange> reads,
-                    std::span<const MemRange> writes) {
-    if (!held.empty() && record_ready_held()) {
-      HeldCommand c{pattern ? HeldCommand::Kind::kFill : HeldCommand::Kind::kCopy,
-                    hazard(reads, writes)};
-      c.src = src;
-      c.src_offset = src_offset;
-      c.dst = dst;
-      c.dst_offset = dst_offset;
-      c.bytes = bytes;
-      c.pattern = pattern ? *pattern : 0;
+  void record_command(VkCommandBuffer cb, const Command& c) {
+    if (c.barrier_before) full_barrier_now(cb);
+    switch (c.kind) {
+      case Command::Kind::kDispatch:
+        record_dispatch(cb, *c.pipeline, c.gx, c.gy, c.gz, c.push.data(), c.push_bytes);
+        break;
+      case Command::Kind::kCopy: {
+        const VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
+        vk::vkCmdCopyBuffer(cb, c.src, c.dst, 1, &region);
+        break;
+      }
+      case Command::Kind::kFill:
+        vk::vkCmdFillBuffer(cb, c.dst, c.dst_offset, c.bytes, c.pattern);
+        break;
+    }
+  }
+
+  // A copy or fill: its barrier is decided now, in order; it is held behind held commands, else
+  // recorded. Returns whether it has a barrier.
+  bool record_or_hold(Command c, std::span<const MemRange> reads,
+                      std::span<const MemRange> writes) {
+    const bool holding = record_ready_held();
+    VkCommandBuffer cb = holding ? VK_NULL_HANDLE : open();
+    c.barrier_before = hazard(reads, writes);
+    if (holding) {
       held.push_back(c);
-      return c.barrier_before;
-    }
-    VkCommandBuffer cb = begin();
-    const bool barrier = order(reads, writes);
-    if (pattern) {
-      vk::vkCmdFillBuffer(cb, dst, dst_offset, bytes, *pattern);
     } else {
-      const VkBufferCopy region{src_offset, dst_offset, bytes};
-      vk::vkCmdCopyBuffer(cb, src, dst, 1, &region);
+      record_command(cb, c);
     }
-    return barrier;
+    return c.barrier_before;
   }
 
   void record_dispatch(VkCommandBuffer cb, const Pipeline& p, uint32_t gx, uint32_t gy,
@@ -412,11 +402,11 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
   if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
   if (cost == 0) cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
   bool profiling = impl_->profiler.enabled();
-  const bool holding = !impl_->held.empty() && impl_->record_ready_held();
+  const bool holding = impl_->record_ready_held();
   if (!profiling && (holding || !p.ready())) {
     // Held until its pipeline is built (Impl::record_held); the hazard is decided now, in order.
-    Impl::HeldCommand d{Impl::HeldCommand::Kind::kDispatch, impl_->hazard(reads, writes), &p,
-                        gx, gy, gz, push_bytes};
+    Impl::Command d{Impl::Command::Kind::kDispatch, impl_->hazard(reads, writes), &p, gx, gy, gz,
+                    push_bytes};
     if (d.barrier_before) barriers_++;
     if (push_bytes) std::memcpy(d.push.data(), push, push_bytes);
     impl_->held.push_back(d);
@@ -442,11 +432,13 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   MemRange r{src, bytes}, w{dst, bytes};
-  if (impl_->copy_or_fill(reinterpret_cast<VkBuffer>(s.buffer), s.offset,
-                          reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, nullptr,
-                          {&r, 1}, {&w, 1})) {
-    barriers_++;
-  }
+  Impl::Command c{Impl::Command::Kind::kCopy};
+  c.src = reinterpret_cast<VkBuffer>(s.buffer);
+  c.src_offset = s.offset;
+  c.dst = reinterpret_cast<VkBuffer>(d.buffer);
+  c.dst_offset = d.offset;
+  c.bytes = bytes;
+  if (impl_->record_or_hold(c, {&r, 1}, {&w, 1})) barriers_++;
   impl_->after_command(bytes / 4);
 }
 
@@ -456,10 +448,12 @@ void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
   BufferSlice d = impl_->dev.resolve(dst);
   std::lock_guard<std::mutex> lock(mu_);
   MemRange w{dst, bytes};
-  if (impl_->copy_or_fill(VK_NULL_HANDLE, 0, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes,
-                          &pattern, {}, {&w, 1})) {
-    barriers_++;
-  }
+  Impl::Command c{Impl::Command::Kind::kFill};
+  c.dst = reinterpret_cast<VkBuffer>(d.buffer);
+  c.dst_offset = d.offset;
+  c.bytes = bytes;
+  c.pattern = pattern;
+  if (impl_->record_or_hold(c, {}, {&w, 1})) barriers_++;
   impl_->after_command(bytes / 4);
 }
 
@@ -474,10 +468,12 @@ void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
     HostBuffer& hb = impl_->acquire_staging(n);
     std::memcpy(hb.raw.mapped, src + done, n);
     MemRange w{dst + done, n};
-    if (impl_->copy_or_fill(hb.raw.buffer, 0, reinterpret_cast<VkBuffer>(d.buffer),
-                            d.offset + done, n, nullptr, {}, {&w, 1})) {
-      barriers_++;
-    }
+    Impl::Command c{Impl::Command::Kind::kCopy};
+    c.src = hb.raw.buffer;
+    c.dst = reinterpret_cast<VkBuffer>(d.buffer);
+    c.dst_offset = d.offset + done;
+    c.bytes = n;
+    if (impl_->record_or_hold(c, {}, {&w, 1})) barriers_++;
     hb.busy_until = impl_->submitted + 1;  // held or not, it goes in the next submission
     impl_->after_command(n / 4);
     done += n;

@@ -21,6 +21,21 @@ TEST_F(PipelineTest, CreatedLazilyOncePerSpecialization) {
   EXPECT_EQ(dev().pipelines_created(), before + 2);
 }
 
+// Sets the odd ones of a's n int32 elements to `size` with fill_u32 built for workgroups of
+// `size` threads (a size no op uses makes a new pipeline, built on a worker where there are any).
+void dispatch_fill_odd(Device& dev, uint64_t a, int64_t n, uint32_t size) {
+  ops::StridedParams p{};
+  ops::fill_strided_params(&p, {n / 2}, {2}, {2}, n / 2);
+  p.dst = p.src = a + 4;
+  p.value = size;
+  uint32_t spec[] = {size};
+  const Pipeline& pipe = dev.pipeline("fill_u32", spec);
+  const uint64_t params = dev.stream().params(&p, sizeof p);
+  MemRange writes[] = {{a, static_cast<uint64_t>(n * 4)}};
+  dev.stream().dispatch(pipe, static_cast<uint32_t>((n / 2 + size - 1) / size), 1, 1, &params,
+                        sizeof params, {}, writes);
+}
+
 TEST_F(PipelineTest, DispatchesWaitingForABuildKeepTheirOrder) {
   // Workgroup sizes no op uses: each pipeline is new, so its build runs on a worker thread and
   // its dispatch may be held (recording goes on); the commands after it must still see its
@@ -31,16 +46,7 @@ TEST_F(PipelineTest, DispatchesWaitingForABuildKeepTheirOrder) {
   const uint64_t waited = dev().stream().pipeline_wait_ns();
   for (uint32_t size : {96u, 160u, 224u}) {
     dev().stream().fill(a.address, n * 4, 7);
-    ops::StridedParams p{};
-    ops::fill_strided_params(&p, {n / 2}, {2}, {2}, n / 2);
-    p.dst = p.src = a.address + 4;
-    p.value = size;
-    uint32_t spec[] = {size};
-    const Pipeline& pipe = dev().pipeline("fill_u32", spec);
-    const uint64_t params = dev().stream().params(&p, sizeof p);
-    MemRange writes[] = {{a.address, n * 4}};
-    dev().stream().dispatch(pipe, static_cast<uint32_t>((n / 2 + size - 1) / size), 1, 1,
-                            &params, sizeof params, {}, writes);
+    dispatch_fill_odd(dev(), a.address, n, size);
     dev().stream().copy(a.address, b.address, n * 4);
     auto out = download<int32_t>(dev(), b.address, n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i % 2 ? int32_t(size) : 7) << i;
@@ -66,16 +72,7 @@ TEST_F(PipelineTest, CopiesFillsAndUploadsWaitBehindHeldDispatchesInOrder) {
     } else {
       dev().stream().fill(a.address, n * 4, 7 + round);
     }
-    ops::StridedParams p{};
-    ops::fill_strided_params(&p, {n / 2}, {2}, {2}, n / 2);
-    p.dst = p.src = a.address + 4;
-    p.value = sizes[round];
-    uint32_t spec[] = {sizes[round]};
-    const Pipeline& pipe = dev().pipeline("fill_u32", spec);
-    const uint64_t params = dev().stream().params(&p, sizeof p);
-    MemRange writes[] = {{a.address, n * 4}};
-    dev().stream().dispatch(pipe, static_cast<uint32_t>((n / 2 + sizes[round] - 1) / sizes[round]),
-                            1, 1, &params, sizeof params, {}, writes);
+    dispatch_fill_odd(dev(), a.address, n, sizes[round]);
     dev().stream().copy(a.address, b.address + round * n * 4, n * 4);
   }
   auto out = download<int32_t>(dev(), b.address, 3 * n);
