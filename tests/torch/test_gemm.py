@@ -228,6 +228,29 @@ def test_mid_sized_products_split_k(gen):
     check(dw.grad, w64.grad, torch.float32)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_products_split_k(dtype, gen):
+    """Few output blocks over a long K: the cooperative-matrix kernel splits K where present and
+    stores its partial sums 8 at a time when N is a multiple of 4 (else one by one); ragged
+    edge tiles, a transposed operand and a bias beside them, against float64."""
+    for m, k, n in [(200, 4096, 136), (130, 3000, 66), (72, 2048, 8)]:
+        a, b = rand(k, m, dtype=dtype, gen=gen).t(), rand(k, n, dtype=dtype, gen=gen)
+        check(torch.mm(dev_view(a), dev(b)), a.double() @ b.double(), dtype)
+        bias = rand(n, dtype=dtype, gen=gen)
+        check(torch.addmm(dev(bias), dev(a.contiguous()), dev(b)),
+              bias.double() + a.double() @ b.double(), dtype)
+
+
+def test_f32_split_few_blocks_split_k(monkeypatch, gen):
+    """The fp32 split's opt-in split-K for few-block products (VKML_GEMM_F32_SPLIT_FEW_BLOCKS):
+    a weight gradient over 2,500 tokens, N a multiple of 4 and not, against float64."""
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT", "force")
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "1024")
+    for m, n in [(136, 200), (70, 66)]:
+        g, x = rand(2500, m, gen=gen), rand(2500, n, gen=gen)
+        check(torch.mm(dev(g).t(), dev(x)), g.double().t() @ x.double(), torch.float32)
+
+
 @pytest.mark.parametrize("tile,kvec", [("64x64x32x32x32x8x8", None), ("32x64x32x16x32x4x8", "ab")])
 def test_simt_operand_blocks(tile, kvec, monkeypatch, gen):
     """k-contiguous aligned operands read in 4x4 blocks of 16-byte loads. A 64x64x32 tile with

@@ -139,6 +139,14 @@ void store8(uint64_t addr, float v[8]) {
 }
 #endif
 
+// Eight consecutive split-K partial sums (fp32 whatever C's type) as two 16-byte stores.
+void store8_partial(uint64_t addr, float v[8]) {
+  PW4(addr).v = uvec4(floatBitsToUint(v[0]), floatBitsToUint(v[1]), floatBitsToUint(v[2]),
+                      floatBitsToUint(v[3]));
+  PW4(addr + 16).v = uvec4(floatBitsToUint(v[4]), floatBitsToUint(v[5]), floatBitsToUint(v[6]),
+                           floatBitsToUint(v[7]));
+}
+
 // store_result's alpha * acc + beta * C_in + bias, in the same order, for 8 outputs at (r, c).
 void epilogue8(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, inout float v[8]) {
   if (epi.flags == 0u && epi.alpha == ACC(1)) return;
@@ -171,6 +179,9 @@ void main() {
   // 8 consecutive outputs per 16-byte access when C, and C_in and bias where used, are dense
   // along rows (the split fp32 GEMM's beta = 1 products and biased linears take this path too).
   const bool vec_out = splits == 1 && epilogue_dense(epi, 8);
+  // Split-K partials (rows of N floats): 16-byte aligned runs of 8 where N is a multiple of 4.
+  // One float per store wrote each 32-byte sector in 8 pieces (session 18's split-K loss).
+  const bool vec_partial = splits > 1 && (N % 4) == 0;
   // Byte steps of this thread's A and B pointers per K tile.
   const uint64_t a_step = uint64_t(A_KFAST ? BK : BK * A.col) * 2;
   const uint64_t b_step = uint64_t(B_NFAST ? BK * B.row : BK) * 2;
@@ -306,6 +317,10 @@ void main() {
             if (vec_out && full) {
               epilogue8(epi, b0, b1, r, c, v);
               store8(elem_addr(epi.c, b0, b1, r, c, OUT_SIZE), v);
+              continue;
+            }
+            if (vec_partial && full) {
+              store8_partial(partial + uint64_t(partial_index(slice, nbatch, z, M, N, r, c)) * 4, v);
               continue;
             }
             [[unroll]] for (uint e = 0; e < 8; ++e) {

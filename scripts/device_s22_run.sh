@@ -1,0 +1,43 @@
+#!/bin/bash
+# On the GPU machine, the twenty-second session (each part under 10 minutes; carry .vktc, .devpy
+# and .fmnist):
+#   part g: the GEMM tests (the cooperative-matrix kernel's split-K partials now stored 8 at a
+#           time), the weight-gradient shapes through the fp32 split with and without its split-K
+#           (VKML_GEMM_F32_SPLIT_FEW_BLOCKS=1024) beside SIMT and cuBLAS, ViT and GPT-2 training
+#           steps with and without it, then bench/unary_probe.py (wall and kernel time per call of
+#           memory-bound elementwise ops beside CUDA).
+#   part t: the correctness suites (device_suites.sh), then the five models beside CUDA.
+# Usage: bash scripts/device_s22_run.sh g|t. Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-g}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+WGRAD=768x12608x3072,3072x12608x768,2304x12608x768,768x12608x768,768x4096x2304,768x4096x768,3072x4096x768
+
+if [ "$PART" = g ]; then
+  VKML_FALLBACK=error timeout 100 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_gemm.py tests/torch/test_gemm_f32_split.py > $OUT/pytest_g.log 2>&1
+  echo "pytest gemm: $(tail -1 $OUT/pytest_g.log)"; grep -E "^(FAILED|ERROR) " $OUT/pytest_g.log | head
+  for few in 0 1024; do
+    VKML_GEMM_F32_SPLIT_FEW_BLOCKS=$few timeout 110 python3 bench/gemm_f32_split_check.py \
+      --shapes $WGRAD > $OUT/split_few$few.txt 2>&1
+    sed "s/^/few=$few /" $OUT/split_few$few.txt | grep -E "TFLOP|Error" | cut -c1-230
+  done
+  for few in 0 1024; do
+    VKML_GEMM_F32_SPLIT_FEW_BLOCKS=$few timeout 80 python3 bench/bench_models.py --vkml-only \
+      --no-diagnose --only vit,gpt2 > $OUT/models_few$few.txt 2>&1
+    grep -E "model |Error" $OUT/models_few$few.txt | cut -c1-150 | sed "s/^/few=$few /"
+  done
+  left=$((585 - SECONDS))
+  [ $left -gt 30 ] && timeout $left python3 bench/unary_probe.py > $OUT/unary.txt 2>&1
+  cat $OUT/unary.txt | cut -c1-150
+fi
+if [ "$PART" = t ]; then
+  source scripts/device_suites.sh
+  left=$((585 - SECONDS))
+  [ $left -gt 60 ] && timeout $left python3 bench/bench_models.py --json $OUT/models.json \
+    > $OUT/models.txt 2>&1
+  grep -E "model |loss|fallbacks|Error" $OUT/models.txt | cut -c1-150
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
