@@ -6,8 +6,11 @@
 #           (VKML_GEMM_F32_SPLIT_FEW_BLOCKS=1024) beside SIMT and cuBLAS, ViT and GPT-2 training
 #           steps with and without it, then bench/unary_probe.py (wall and kernel time per call of
 #           memory-bound elementwise ops beside CUDA).
+#   part m: after the idle-GPU submit rule and the fp32 split for long-K weight gradients: the
+#           stream, GEMM and device tests, unary_probe.py, the five models beside CUDA, then
+#           bench_ops' memory and activation groups in the time left.
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA.
-# Usage: bash scripts/device_s22_run.sh g|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s22_run.sh g|m|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -32,6 +35,22 @@ if [ "$PART" = g ]; then
   left=$((585 - SECONDS))
   [ $left -gt 30 ] && timeout $left python3 bench/unary_probe.py > $OUT/unary.txt 2>&1
   cat $OUT/unary.txt | cut -c1-150
+fi
+if [ "$PART" = m ]; then
+  timeout 60 ./build-h200/tests/vkml_runtime_tests --gtest_filter='Pipeline*:Stream*' 2>&1 | tail -1
+  timeout 30 ./build-h200/tests/vkml_ops_tests --gtest_filter='GemmF32*:GemmPlan*' 2>&1 | tail -1
+  VKML_FALLBACK=error timeout 100 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_gemm.py tests/torch/test_gemm_f32_split.py tests/torch/test_device_api.py \
+    > $OUT/pytest_m.log 2>&1
+  echo "pytest gemm+device_api: $(tail -1 $OUT/pytest_m.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest_m.log | head
+  timeout 100 python3 bench/unary_probe.py > $OUT/unary_m.txt 2>&1; cut -c1-150 $OUT/unary_m.txt
+  timeout 300 python3 bench/bench_models.py --json $OUT/models_m.json > $OUT/models_m.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits" $OUT/models_m.txt | cut -c1-200
+  left=$((585 - SECONDS))
+  [ $left -gt 30 ] && timeout $left python3 bench/bench_ops.py --only memory,activation \
+    > $OUT/ops_m.txt 2>&1
+  grep -E "memory|reduce|activation|Error" $OUT/ops_m.txt | cut -c1-130
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

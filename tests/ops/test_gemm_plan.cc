@@ -356,6 +356,11 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));  // 108 blocks
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 3072, 768), nvidia));   // 768 blocks
+  // Weight gradients over K >= 8192 tokens from 96 blocks on (with split-K inside the split).
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(768, 3072, 12608), nvidia));  // 144 blocks
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 12608), nvidia));  // 108 blocks
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(768, 768, 12608), nvidia));  // 36 blocks
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(768, 3072, 12608), other));
   {
     ScopedEnv min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "0");
     EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));

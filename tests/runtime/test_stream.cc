@@ -154,4 +154,30 @@ TEST_F(StreamTest, CostlyWorkIsSubmittedInPieces) {
   dev().synchronize();
 }
 
+TEST_F(StreamTest, CostlyWorkGoesToAnIdleGpuAtOnce) {
+  // With the GPU idle after a synchronisation, the first command whose batch reaches the idle
+  // rule's cost is submitted without a flush; cheaper work, or the rule off, waits for its batch.
+  Stream& s = dev().stream();
+  const uint64_t old_cost = s.idle_submit_cost();
+  const int64_t n = 1 << 16;
+  DeviceBuffer a(dev(), n * 4);
+  dev().synchronize();
+  s.set_idle_submit_cost(2 * n);
+  const uint64_t idle = s.idle_submissions(), submitted = s.submissions();
+  ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(3));  // n invocations
+  EXPECT_EQ(s.idle_submissions(), idle) << "under the threshold: kept for the batch";
+  ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(4));
+  EXPECT_EQ(s.idle_submissions(), idle + 1);
+  EXPECT_EQ(s.submissions(), submitted + 1);
+  dev().synchronize();
+  s.set_idle_submit_cost(0);
+  const uint64_t before = s.submissions();
+  for (int i = 0; i < 4; ++i) {
+    ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(5 + i));
+  }
+  EXPECT_EQ(s.submissions(), before) << "the rule off: nothing submitted before the batch fills";
+  EXPECT_EQ(download<int32_t>(dev(), a.address, n)[n - 1], 8);
+  s.set_idle_submit_cost(old_cost);
+}
+
 }  // namespace vkml::testing

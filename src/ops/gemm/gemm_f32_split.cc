@@ -95,21 +95,25 @@ bool is_set(const char* env, const char* value) { return env && std::strcmp(env,
 int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 127) / 128); }
 
 // Below this many output blocks the products run as split-K GEMMs (slices bounded for precision
-// and sized for parallelism) instead of one GEMM per slice: VKML_GEMM_F32_SPLIT_FEW_BLOCKS=N,
-// off by default. On the H200, with slices of 256-410 for ~1024 workgroups, it lost on every
-// weight-gradient shape (2304x768 over K = 4096: 12.6 TFLOP/s against 15.1 one slice at a time
-// and SIMT's 26.3; session 18): each short slice pays the tensor-core kernel's scalar
-// epilogue. With slices of at least 1024 (as now) too few workgroups: 15.3 against SIMT's 25.2
-// there, 27.0 against 21.0 only at 768x3072 over K = 12608.
+// and sized for about split_k_target() workgroups) instead of one GEMM per slice, whose few
+// workgroups would leave most of the GPU idle. VKML_GEMM_F32_SPLIT_FEW_BLOCKS=N sets both to N.
+// On the H200 (session 22), once the tensor-core kernel stored its partial sums 8 at a time,
+// split-K at 1024 workgroups beat one GEMM per slice on ViT's weight gradients (768x3072 over
+// K = 12608: 39.8 TFLOP/s against 29.1; SIMT 30.0), but lost on products of 512-1023 blocks
+// (ViT's whole step 237.9 ms against 219.7 with those split too).
 int64_t few_blocks() {
   const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
-  return env ? std::atoll(env) : 0;
+  return env ? std::atoll(env) : 512;
+}
+int64_t split_k_target() {
+  const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
+  return env ? std::atoll(env) : 1024;
 }
 
-// Depth of the split-K slices that give a product of `blocks` output blocks about few_blocks()
+// Depth of the split-K slices that give a product of `blocks` output blocks about split_k_target()
 // workgroups (each at least 1024 deep), and no deeper than `bound` (0: none); 0 if one is enough.
 int64_t slice_for_parallelism(int64_t blocks, int64_t k, int64_t bound) {
-  const int64_t splits = (few_blocks() + blocks - 1) / std::max<int64_t>(blocks, 1);
+  const int64_t splits = (split_k_target() + blocks - 1) / std::max<int64_t>(blocks, 1);
   int64_t depth = std::max<int64_t>((k + splits - 1) / splits, 1024);
   if (bound > 0) depth = std::min(depth, bound);
   return depth >= k ? 0 : depth;
@@ -133,12 +137,16 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
 // against 38.8). With fewer blocks (GPT-2's weight gradients: 2304x768 outputs over K = 4096) the
 // sliced products leave most of the GPU idle where the SIMT kernel splits K: GPT-2 training took
 // 198 ms against 145 while those took the split too (session 17). VKML_GEMM_F32_SPLIT_MIN_BLOCKS=N
-// moves that limit (for measurements).
+// moves that limit (for measurements). Weight gradients over many tokens (K >= 8192, 96 or more
+// blocks) take it with split-K (few_blocks): 38.0-40.7 TFLOP/s against SIMT's 29.3-30.0 on ViT's
+// (session 22). Over K = 4096 it gained 0-9% (GPT-2's) and on 36 blocks it lost, so those stay.
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
+  const int64_t blocks = output_blocks(d);
+  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192;
   return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
-         output_blocks(d) >= min_blocks;
+         (blocks >= min_blocks || long_k_few_blocks);
 }
 
 int64_t main_slice(const GemmDesc& d) {
@@ -184,7 +192,7 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
   // The main product in K slices (main_slice; 0: all of K at once; VKML_GEMM_F32_SPLIT_KCHUNK=N
   // overrides) summed in fp32: one GEMM per slice, each added to C by the epilogue, or (below
-  // few_blocks() output blocks, opt-in) one split-K GEMM whose slices also fill the GPU.
+  // few_blocks() output blocks) one split-K GEMM whose slices also fill the GPU.
   const int64_t slice = main_slice(d);
   const int64_t step = slice > 0 ? slice : k;
   const int64_t blocks = output_blocks(d);
