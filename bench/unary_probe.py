@@ -4,7 +4,7 @@ inner) and the kernels' own GPU time per call (torch_vkml.profiler: each kernel 
 A gap in wall time with equal kernel time is per-op overhead between kernels; a gap in kernel
 time is the kernel itself.
 
-    PYTHONPATH=. python bench/unary_probe.py [--numel N]
+    PYTHONPATH=. python bench/unary_probe.py [--numel N] [--only "neg out=,add out="]
 """
 
 from __future__ import annotations
@@ -51,9 +51,12 @@ def kernel_ms(fn, calls: int = 8) -> tuple[float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--numel", type=int, default=64 * 197 * 3072)
+    ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     args = ap.parse_args()
     n = args.numel
     vk = cases(n, "vkml")
+    if args.only:
+        vk = {k: v for k, v in vk.items() if k in args.only.split(",")}
     ref = cases(n, "cuda") if torch.cuda.is_available() else None
     print(f"numel {n}; ms per call; GB/s from wall inner=16 (read + write {8 * n / 1e9:.3f} GB)")
     print(f"{'case':18s} {'vk in=4':>8s} {'vk in=16':>8s} {'vk kern':>8s} {'cu in=4':>8s} "

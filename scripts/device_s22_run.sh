@@ -9,8 +9,12 @@
 #   part m: after the idle-GPU submit rule and the fp32 split for long-K weight gradients: the
 #           stream, GEMM and device tests, unary_probe.py, the five models beside CUDA, then
 #           bench_ops' memory and activation groups in the time left.
+#   part f: the final tree (batches ramp up after a host wait instead of the idle-GPU rule; the
+#           elementwise kernels' lanes past the end load nothing): unary_probe.py with the grid
+#           as before and spread (VKML_EW_SPREAD=2048), the correctness suites (gtest ops cut at
+#           300 s), then the five models beside CUDA in the time left.
 #   part t: the correctness suites (device_suites.sh), then the five models beside CUDA.
-# Usage: bash scripts/device_s22_run.sh g|m|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s22_run.sh g|m|f|t. Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -51,6 +55,32 @@ if [ "$PART" = m ]; then
   [ $left -gt 30 ] && timeout $left python3 bench/bench_ops.py --only memory,activation \
     > $OUT/ops_m.txt 2>&1
   grep -E "memory|reduce|activation|Error" $OUT/ops_m.txt | cut -c1-130
+fi
+if [ "$PART" = f ]; then
+  CASES="copy_ out=,add out=,neg out=,relu new,exp out="
+  for spread in 0 2048; do
+    VKML_EW_SPREAD=$spread timeout 60 python3 bench/unary_probe.py --only "$CASES" \
+      > $OUT/unary_spread$spread.txt 2>&1
+    sed "s/^/spread=$spread /" $OUT/unary_spread$spread.txt | tail -5 | cut -c1-150
+  done
+  ( timeout 60 ./build-h200/tests/vkml_runtime_tests > $OUT/gtest_runtime.log 2>&1
+    timeout 280 ./build-h200/tests/vkml_ops_tests > $OUT/gtest_ops.log 2>&1 ) &
+  gtests=$!
+  VKML_FASHION_MNIST=$PWD/.fmnist VKML_FALLBACK=error timeout 300 python3 -m pytest -q \
+    -p no:cacheprovider -n 8 -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py \
+    > $OUT/pytest.log 2>&1
+  echo "pytest (-n 8): $(tail -1 $OUT/pytest.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
+  wait $gtests
+  for t in runtime ops; do
+    echo "gtest $t: $(grep -E '^\[  (PASSED|FAILED)|tests ran' $OUT/gtest_$t.log | tr '\n' ' ')"
+  done
+  grep -h -B2 -A6 "Failure" $OUT/gtest_*.log | head -30
+  left=$((588 - SECONDS))
+  echo "models with $left s left"
+  [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_f.json \
+    > $OUT/models_f.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits" $OUT/models_f.txt | cut -c1-200
 fi
 if [ "$PART" = t ]; then
   source scripts/device_suites.sh

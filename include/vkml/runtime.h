@@ -107,8 +107,9 @@ class Device {
 // Records work for one device and submits it in batches on a timeline semaphore.
 // Barriers come from hazard tracking: a dispatch waits only for earlier writes it touches.
 // A batch is submitted after 64 commands (VKML_BATCH_SIZE) or once its estimated cost passes
-// the submit budget (VKML_SUBMIT_COST, in scalar operations), so no submission runs for long;
-// on GPUs also as soon as it costs VKML_IDLE_SUBMIT_COST while the GPU has nothing to run.
+// the submit budget (VKML_SUBMIT_COST, in scalar operations), so no submission runs for long.
+// On GPUs the batches after a host wait that left the GPU idle hold 1, 2, 4, ... commands
+// (VKML_SUBMIT_RAMP=0 turns that off), so the GPU starts while the host records the rest.
 class Stream {
  public:
   explicit Stream(Device& device);
@@ -144,20 +145,19 @@ class Stream {
   // The cost budget per submission (0: no cost rule, only the command count).
   void set_submit_cost_limit(uint64_t cost);
   uint64_t submit_cost_limit();
-  // The idle-GPU rule's threshold (0: off): a batch whose cost reaches it is submitted at once
-  // if all earlier submissions have completed.
-  void set_idle_submit_cost(uint64_t cost);
-  uint64_t idle_submit_cost();
+  // Whether batches ramp up from one command after a host wait that left the GPU idle.
+  void set_submit_ramp(bool on);
+  bool submit_ramp();
 
   // Statistics for tests and benchmarks (readable from any thread). submits() counts flushes
   // that submitted; submissions() every queue submission; cost_submissions() those the cost
-  // budget triggered; idle_submissions() those the idle-GPU rule triggered.
+  // budget triggered; ramp_submissions() those of the ramp after a host wait.
   uint64_t barriers_recorded() const { return barriers_.load(std::memory_order_relaxed); }
   uint64_t dispatches_recorded() const { return dispatches_.load(std::memory_order_relaxed); }
   uint64_t submits() const { return submits_.load(std::memory_order_relaxed); }
   uint64_t submissions() const { return submissions_.load(std::memory_order_relaxed); }
   uint64_t cost_submissions() const { return cost_submissions_.load(std::memory_order_relaxed); }
-  uint64_t idle_submissions() const { return idle_submissions_.load(std::memory_order_relaxed); }
+  uint64_t ramp_submissions() const { return ramp_submissions_.load(std::memory_order_relaxed); }
   // Time recording waited for pipelines still building (held dispatches; see Device::pipeline).
   uint64_t pipeline_wait_ns() const { return pipeline_wait_ns_.load(std::memory_order_relaxed); }
 
@@ -173,7 +173,7 @@ class Stream {
   std::unique_ptr<Impl> impl_;
   std::mutex mu_;
   std::atomic<uint64_t> barriers_{0}, dispatches_{0}, submits_{0}, submissions_{0},
-      cost_submissions_{0}, idle_submissions_{0}, pipeline_wait_ns_{0};
+      cost_submissions_{0}, ramp_submissions_{0}, pipeline_wait_ns_{0};
   friend struct StreamAccess;
 };
 

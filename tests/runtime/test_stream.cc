@@ -129,6 +129,8 @@ TEST_F(StreamTest, CostlyWorkIsSubmittedInPieces) {
   // submit budget every 4 fills: the stream submits 10 pieces on its own, without a host wait.
   Stream& s = dev().stream();
   const uint64_t old_limit = s.submit_cost_limit();
+  const bool old_ramp = s.submit_ramp();
+  s.set_submit_ramp(false);  // the batches after the synchronisation below would ramp on GPUs
   const int64_t n = 1 << 18;
   DeviceBuffer a(dev(), n * 8);
   ops::fill(dev(), desc(a.address, DType::kI32, {2 * n}), Scalar::from_int(-1));
@@ -151,33 +153,34 @@ TEST_F(StreamTest, CostlyWorkIsSubmittedInPieces) {
   EXPECT_EQ(out[1], -1);
   EXPECT_EQ(record(0), 0u) << "a zero budget turns the cost rule off";
   s.set_submit_cost_limit(old_limit);
+  s.set_submit_ramp(old_ramp);
   dev().synchronize();
 }
 
-TEST_F(StreamTest, CostlyWorkGoesToAnIdleGpuAtOnce) {
-  // With the GPU idle after a synchronisation, the first command whose batch reaches the idle
-  // rule's cost is submitted without a flush; cheaper work, or the rule off, waits for its batch.
+TEST_F(StreamTest, BatchesRampUpAfterAHostWait) {
+  // After a synchronisation the GPU idles: batches of 1, 2, 4, ... commands go at once, so it
+  // starts on the first while the host records the rest. Off, nothing goes before 64 commands.
   Stream& s = dev().stream();
-  const uint64_t old_cost = s.idle_submit_cost();
-  const int64_t n = 1 << 16;
+  const bool old_ramp = s.submit_ramp();
+  const int64_t n = 1 << 12;
   DeviceBuffer a(dev(), n * 4);
+  s.set_submit_ramp(true);
   dev().synchronize();
-  s.set_idle_submit_cost(2 * n);
-  const uint64_t idle = s.idle_submissions(), submitted = s.submissions();
-  ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(3));  // n invocations
-  EXPECT_EQ(s.idle_submissions(), idle) << "under the threshold: kept for the batch";
-  ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(4));
-  EXPECT_EQ(s.idle_submissions(), idle + 1);
-  EXPECT_EQ(s.submissions(), submitted + 1);
+  const uint64_t ramped = s.ramp_submissions(), submitted = s.submissions();
+  for (int i = 0; i < 7; ++i) {
+    ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(i));
+  }
+  EXPECT_EQ(s.ramp_submissions() - ramped, 3u) << "batches of 1, 2 and 4 commands";
+  EXPECT_EQ(s.submissions() - submitted, 3u);
+  s.set_submit_ramp(false);
   dev().synchronize();
-  s.set_idle_submit_cost(0);
   const uint64_t before = s.submissions();
   for (int i = 0; i < 4; ++i) {
-    ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(5 + i));
+    ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(10 + i));
   }
-  EXPECT_EQ(s.submissions(), before) << "the rule off: nothing submitted before the batch fills";
-  EXPECT_EQ(download<int32_t>(dev(), a.address, n)[n - 1], 8);
-  s.set_idle_submit_cost(old_cost);
+  EXPECT_EQ(s.submissions(), before) << "the ramp off: nothing goes before the batch fills";
+  EXPECT_EQ(download<int32_t>(dev(), a.address, n)[n - 1], 13);
+  s.set_submit_ramp(old_ramp);
 }
 
 }  // namespace vkml::testing

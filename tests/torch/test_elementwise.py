@@ -99,6 +99,26 @@ def test_inplace_and_out(gen):
     assert (z + z).shape == (0, 5)
 
 
+@pytest.mark.parametrize("spread", ["0", "1"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_dense_vector_path_with_and_without_spread_grid(spread, dtype, monkeypatch, gen):
+    """Dense operands of a few hundred 16-byte vectors take the kernels' VEC path. With
+    VKML_EW_SPREAD=1 the grid shrinks to a quarter, so each thread loads up to 4 vectors
+    (EW_UNROLL) and loops; an odd element count leaves a tail. Unary, binary, scalar and
+    three-operand (addcmul) kernels against the CPU."""
+    monkeypatch.setenv("VKML_EW_SPREAD", spread)
+    n = 100_003
+    a, b, c = (rand((n,), dtype, gen) for _ in range(3))
+    av, bv, cv = a.to("vkml"), b.to("vkml"), c.to("vkml")
+    close(av + bv, a + b)
+    close(av * 3, a * 3)
+    close(torch.neg(av), torch.neg(a))
+    close(torch.maximum(av, bv), torch.maximum(a, b))
+    if dtype.is_floating_point:
+        close(torch.exp(av), torch.exp(a))
+        close(torch.addcmul(av, bv, cv, value=0.5), torch.addcmul(a, b, c, value=0.5))
+
+
 UNARY = ["neg", "abs", "sign", "reciprocal", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log",
          "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
          "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil", "round", "trunc",

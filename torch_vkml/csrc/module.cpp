@@ -116,7 +116,7 @@ PYBIND11_MODULE(_C, m) {
     d["submits"] = s.submits();
     d["submissions"] = s.submissions();
     d["cost_submissions"] = s.cost_submissions();
-    d["idle_submissions"] = s.idle_submissions();
+    d["ramp_submissions"] = s.ramp_submissions();
     d["pipelines_created"] = core_device(static_cast<c10::DeviceIndex>(i)).pipelines_created();
     d["pipeline_build_ns"] = core_device(static_cast<c10::DeviceIndex>(i)).pipeline_build_ns();
     d["pipeline_wait_ns"] = s.pipeline_wait_ns();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -157,6 +158,16 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
   return plan;
 }
 
+// VKML_EW_SPREAD=N (for measurements; 0, the default, is off): a VEC dispatch of more than N
+// workgroups gets about a quarter as many (at least N), so each thread has the kernels' EW_UNROLL
+// (4) vectors in flight instead of one.
+namespace {
+int64_t spread_groups() {
+  const char* env = std::getenv("VKML_EW_SPREAD");
+  return env ? std::atoll(env) : 0;
+}
+}  // namespace
+
 void record_plan(Device& dev, const ElementwisePlan& plan) {
   if (plan.numel == 0) return;
   uint32_t spec[] = {kElementwiseWorkgroup, plan.op, plan.mode};
@@ -166,6 +177,10 @@ void record_plan(Device& dev, const ElementwisePlan& plan) {
   int64_t items = (plan.mode & VKML_EW_VEC) ? plan.numel / vector_width(plan.compute) : plan.numel;
   int64_t groups =
       std::max<int64_t>(1, (items + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup);
+  const int64_t spread = spread_groups();
+  if ((plan.mode & VKML_EW_VEC) && spread > 0 && groups > spread) {
+    groups = std::max(spread, (groups + 3) / 4);
+  }
   uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
   dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), plan.reads, plan.writes);
 }

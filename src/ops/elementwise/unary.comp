@@ -66,7 +66,8 @@ void ew_main_vec(ElementwiseParams p, VAL alpha, VAL beta, VAL gamma) {
   for (int64_t v0 = gid; v0 < nvec; v0 += grid * EW_UNROLL) {
     EW_RAW ra[EW_UNROLL];
     [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
-      ra[u] = ew_vload(p.a + uint64_t(min(v0 + u * grid, nvec - 1)) * 16ul);
+      if (v0 + u * grid >= nvec) break;  // lanes past the end load nothing (see binary.comp)
+      ra[u] = ew_vload(p.a + uint64_t(v0 + u * grid) * 16ul);
     }
     [[unroll]] for (int u = 0; u < EW_UNROLL; ++u) {
       int64_t v = v0 + u * grid;
