@@ -55,7 +55,10 @@ struct Stream::Impl {
   // 1, 2, 4, ... commands up to batch_limit: the GPU starts on the first command while the host
   // records the rest. (Submitting whenever the GPU was idle cost more than it gained: 332 of
   // GPT-2's 1,011 dispatches a step went alone, 178.5 ms a step against 126.3; session 22.)
-  // Off on CPU devices (lavapipe), whose "GPU" shares the host's cores.
+  // Only batches of at least kRampMinCost ramp: a loop of small ops and a .item() per step
+  // would otherwise pay several submissions per step. Off on CPU devices (lavapipe), whose
+  // "GPU" shares the host's cores.
+  static constexpr uint64_t kRampMinCost = 1ull << 20;  // ~8 us of a memory-bound op on an H200
   bool ramp = false;
   uint32_t ramp_limit = 0;  // the current batch's command limit while ramping (0: batch_limit)
   uint32_t spin_us = 0;  // microseconds of polling before a blocking wait
@@ -307,7 +310,8 @@ struct Stream::Impl {
     } else if (cost_limit && cost_in_current >= cost_limit) {
       submit(false);
       cost_submissions->fetch_add(1, std::memory_order_relaxed);
-    } else if (ramp_limit && commands_in_current >= ramp_limit) {
+    } else if (ramp_limit && commands_in_current >= ramp_limit &&
+               cost_in_current >= kRampMinCost) {
       submit(false);
       ramp_submissions->fetch_add(1, std::memory_order_relaxed);
     }

@@ -159,19 +159,26 @@ TEST_F(StreamTest, CostlyWorkIsSubmittedInPieces) {
 
 TEST_F(StreamTest, BatchesRampUpAfterAHostWait) {
   // After a synchronisation the GPU idles: batches of 1, 2, 4, ... commands go at once, so it
-  // starts on the first while the host records the rest. Off, nothing goes before 64 commands.
+  // starts on the first while the host records the rest; cheap commands (under 2^20 words
+  // filled) wait for their batch. Off, nothing goes before 64 commands.
   Stream& s = dev().stream();
   const bool old_ramp = s.submit_ramp();
-  const int64_t n = 1 << 12;
+  const int64_t n = 1 << 20;  // a fill of n words costs n
   DeviceBuffer a(dev(), n * 4);
   s.set_submit_ramp(true);
   dev().synchronize();
-  const uint64_t ramped = s.ramp_submissions(), submitted = s.submissions();
+  uint64_t ramped = s.ramp_submissions(), submitted = s.submissions();
   for (int i = 0; i < 7; ++i) {
     ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(i));
   }
   EXPECT_EQ(s.ramp_submissions() - ramped, 3u) << "batches of 1, 2 and 4 commands";
   EXPECT_EQ(s.submissions() - submitted, 3u);
+  dev().synchronize();
+  ramped = s.ramp_submissions();
+  for (int i = 0; i < 7; ++i) {
+    ops::fill(dev(), desc(a.address, DType::kI32, {n / 64}), Scalar::from_int(i));
+  }
+  EXPECT_EQ(s.ramp_submissions(), ramped) << "7 small fills cost 7/64 of the threshold";
   s.set_submit_ramp(false);
   dev().synchronize();
   const uint64_t before = s.submissions();
@@ -179,7 +186,7 @@ TEST_F(StreamTest, BatchesRampUpAfterAHostWait) {
     ops::fill(dev(), desc(a.address, DType::kI32, {n}), Scalar::from_int(10 + i));
   }
   EXPECT_EQ(s.submissions(), before) << "the ramp off: nothing goes before the batch fills";
-  EXPECT_EQ(download<int32_t>(dev(), a.address, n)[n - 1], 13);
+  EXPECT_EQ(download<int32_t>(dev(), a.address, n / 64)[n / 64 - 1], 13);
   s.set_submit_ramp(old_ramp);
 }
 
