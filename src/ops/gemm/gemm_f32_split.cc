@@ -140,11 +140,16 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
 // moves that limit (for measurements). Weight gradients over many tokens (K >= 8192, 96 or more
 // blocks) take it with split-K (few_blocks): 38.0-40.7 TFLOP/s against SIMT's 29.3-30.0 on ViT's
 // (session 22). Over K = 4096 it gained 0-9% (GPT-2's) and on 36 blocks it lost, so those stay.
+// Only where the main product's K slices fit the planner's 256 MiB of split-K partials: GPT-2's
+// LM-head input gradient (4096x768 over K = 50257) did not, ran as 50 one-slice GEMMs of 192
+// blocks, and took the step from 126 to 181 ms (session 22).
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
   const int64_t blocks = output_blocks(d);
-  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192;
+  const int64_t slices = (d.k + kFullPrecisionSlice - 1) / kFullPrecisionSlice;
+  const bool partials_fit = slices * d.m * d.n * 4 <= (int64_t{256} << 20);
+  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192 && partials_fit;
   return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
          (blocks >= min_blocks || long_k_few_blocks);
 }
