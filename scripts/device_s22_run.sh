@@ -13,8 +13,7 @@
 #           elementwise kernels' lanes past the end load nothing): unary_probe.py with the grid
 #           as before and spread (VKML_EW_SPREAD=2048), the correctness suites (gtest ops cut at
 #           300 s), then the five models beside CUDA in the time left.
-#   part t: the correctness suites (device_suites.sh), then the five models beside CUDA.
-# Usage: bash scripts/device_s22_run.sh g|m|f|t. Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s22_run.sh g|m|f (f: END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-g}
 source scripts/device_build_env.sh
@@ -84,12 +83,5 @@ if [ "$PART" = f ]; then
   [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_f.json \
     > $OUT/models_f.txt 2>&1
   grep -E "model |loss|fallbacks|Error|submits" $OUT/models_f.txt | cut -c1-200
-fi
-if [ "$PART" = t ]; then
-  source scripts/device_suites.sh
-  left=$((585 - SECONDS))
-  [ $left -gt 60 ] && timeout $left python3 bench/bench_models.py --json $OUT/models.json \
-    > $OUT/models.txt 2>&1
-  grep -E "model |loss|fallbacks|Error" $OUT/models.txt | cut -c1-150
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
