@@ -94,6 +94,13 @@ void validate_gemm(const GemmDesc& desc, const DeviceCaps& caps);
 // Records the product on the device's stream (never waits).
 void gemm(Device& dev, const GemmDesc& desc);
 
+// The split-K second pass (gemm_splitk_reduce_<out>): C = alpha * (the slices' partial sums, in
+// slice order) + beta * C_in + bias for `batches` m x n outputs, whose GemmParams (with splits and
+// partial set) are at params_addr. One thread per output over (columns, rows, batches).
+void record_splitk_reduce(Device& dev, DType out, uint64_t params_addr, int64_t m, int64_t n,
+                          int64_t batches, std::span<const MemRange> reads,
+                          const MemRange& written);
+
 // Byte range an operand of rows x cols touches over the batch (for hazard tracking).
 MemRange matrix_range(const MatrixView& v, DType t, int64_t rows, int64_t cols,
                       const int64_t* batch);

@@ -214,6 +214,11 @@ def test_mid_sized_products_split_k(gen):
     view), addmm with a bias and beta, and a linear's backward, against float64."""
     g, x = rand(1536, 200, gen=gen), rand(1536, 136, gen=gen)  # [tokens, out], [tokens, in]
     check(torch.mm(dev(g).t(), dev(x)), g.double().t() @ x.double(), torch.float32)
+    # Narrow and batched outputs: the reduction pass's workgroups shrink to 32 columns.
+    x6 = rand(1536, 6, gen=gen)
+    check(torch.mm(dev(g).t(), dev(x6)), g.double().t() @ x6.double(), torch.float32)
+    ba, bb = rand(3, 40, 2000, gen=gen), rand(3, 2000, 24, gen=gen)
+    check(torch.bmm(dev(ba), dev(bb)), ba.double() @ bb.double(), torch.float32)
     a, b, c = rand(264, 1100, gen=gen), rand(1100, 96, gen=gen), rand(264, 96, gen=gen)
     ref = a.double() @ b.double()
     check(torch.addmm(dev(c), dev(a), dev(b), beta=0.5, alpha=2.0), 0.5 * c.double() + 2.0 * ref,

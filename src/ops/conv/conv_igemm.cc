@@ -509,13 +509,9 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
                         cost);
   if (!partial_bytes) return;
   // The split-K slices summed in a fixed order by the gemm family's second pass.
-  const uint32_t reduce_spec[] = {256};
-  const Pipeline& reduce =
-      dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(c.dtype)), reduce_spec);
   const uint64_t addr = dev.stream().params(&g, sizeof(g));
   const MemRange written = {gw.address, gw.span_bytes()};
-  dev.stream().dispatch(reduce, grid(ceil_div(c.groups * g.m * g.n, 256), maxg[0]), 1, 1, &addr,
-                        sizeof(addr), {&out, 1}, {&written, 1});
+  record_splitk_reduce(dev, c.dtype, addr, g.m, g.n, c.groups, {&out, 1}, written);
   dev.free(g.partial);  // later reuse is ordered after these dispatches by hazard tracking
 }
 

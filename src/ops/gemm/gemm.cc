@@ -185,15 +185,24 @@ void gemm(Device& dev, const GemmDesc& desc) {
   MemRange reads[3] = {partial_range};
   size_t nreads = 1;
   for (size_t i = 0; i < nepi; ++i) reads[nreads++] = epi_reads[i];
-  uint32_t spec[] = {256};
-  const Pipeline& reduce =
-      dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(d.out_dtype)), spec);
-  const int64_t total = batches * d.m * d.n;
   // Its own copy of the parameters: each block belongs to one dispatch (see Stream::params).
   addr = dev.stream().params(&p, sizeof(p));
-  dev.stream().dispatch(reduce, groups((total + 255) / 256, maxg[0]), 1, 1, &addr, sizeof(addr),
-                        {reads, nreads}, {&c_range, 1});
+  record_splitk_reduce(dev, d.out_dtype, addr, d.m, d.n, batches, {reads, nreads}, c_range);
   dev.free(partial);  // later reuse is ordered after these dispatches by hazard tracking
+}
+
+void record_splitk_reduce(Device& dev, DType out, uint64_t params_addr, int64_t m, int64_t n,
+                          int64_t batches, std::span<const MemRange> reads,
+                          const MemRange& written) {
+  // A row's columns per workgroup: 256, or fewer for narrow outputs (one row per workgroup).
+  uint32_t threads = 32;
+  while (threads < 256 && threads < n) threads *= 2;
+  const uint32_t spec[] = {threads};
+  const Pipeline& reduce = dev.pipeline("gemm_splitk_reduce_" + std::string(dtype_name(out)), spec);
+  const auto& maxg = dev.caps().max_workgroup_count;
+  dev.stream().dispatch(reduce, groups((n + threads - 1) / threads, maxg[0]),
+                        groups(m, maxg[1]), groups(batches, maxg[2]), &params_addr,
+                        sizeof(params_addr), reads, {&written, 1});
 }
 
 }  // namespace vkml::ops

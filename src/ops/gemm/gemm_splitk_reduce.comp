@@ -1,7 +1,10 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // Split-K second pass: C = alpha * (sum of the K slices' partial products) + beta * C_in + bias.
-// Slices are summed in a fixed order, so results do not depend on scheduling.
+// Slices are summed in a fixed order, so results do not depend on scheduling. One thread per
+// output over a (columns, rows, batches) grid, each dimension a grid-stride loop: the flat index
+// this pass used to split into batch, row and column took four 64-bit divisions per output
+// (6.3 ms of an H200 GPT-2 step over 85 dispatches, where its bytes alone would take ~1 ms).
 #include "vkml_common.glsl"
 #include "gemm_params.h"
 #include "gemm_types.glsl"
@@ -11,17 +14,19 @@ layout(push_constant) uniform Push { GemmParams p; } pc;
 
 void main() {
   GemmParams p = pc.p;
-  const int64_t M = p.m, N = p.n, nb1 = p.batch1;
-  const int64_t mn = M * N, nbatch = p.batch0 * nb1, total = nbatch * mn;
+  const int64_t M = p.m, N = p.n, nb1 = p.batch1, nbatch = p.batch0 * nb1;
   const Epilogue epi = load_epilogue(p);
-  const uint64_t partial = p.partial;
   const uint splits = p.splits;
-  for (int64_t i = int64_t(gl_GlobalInvocationID.x); i < total; i += VKML_GRID_STRIDE) {
-    ACC sum = ACC(0);
-    for (uint s = 0; s < splits; ++s) {
-      sum += load_partial(partial + uint64_t(s * total + i) * ACC_SIZE);
+  const uint64_t slice_bytes = uint64_t(nbatch * M * N) * ACC_SIZE;
+  for (int64_t z = gl_WorkGroupID.z; z < nbatch; z += gl_NumWorkGroups.z) {
+    const int64_t b0 = z / nb1, b1 = z % nb1;
+    for (int64_t r = gl_WorkGroupID.y; r < M; r += gl_NumWorkGroups.y) {
+      for (int64_t c = int64_t(gl_GlobalInvocationID.x); c < N; c += VKML_GRID_STRIDE) {
+        uint64_t at = p.partial + uint64_t(partial_index(0, nbatch, z, M, N, r, c)) * ACC_SIZE;
+        ACC sum = ACC(0);
+        for (uint s = 0; s < splits; ++s, at += slice_bytes) sum += load_partial(at);
+        store_result(epi, b0, b1, r, c, sum);
+      }
     }
-    const int64_t z = i / mn, rc = i % mn;
-    store_result(epi, z / nb1, z % nb1, rc / N, rc % N, sum);
   }
 }
