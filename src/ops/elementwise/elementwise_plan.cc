@@ -181,9 +181,9 @@ void record_plan(Device& dev, const ElementwisePlan& plan) {
   int64_t items = (plan.mode & VKML_EW_VEC) ? plan.numel / vector_width(plan.compute) : plan.numel;
   int64_t groups =
       std::max<int64_t>(1, (items + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup);
-  const int64_t spread = spread_groups();
-  if ((plan.mode & VKML_EW_VEC) && spread > 0 && groups > spread) {
-    groups = std::max(spread, (groups + 3) / 4);
+  if (plan.mode & VKML_EW_VEC) {  // (the environment is read only on this path)
+    const int64_t spread = spread_groups();
+    if (spread > 0 && groups > spread) groups = std::max(spread, (groups + 3) / 4);
   }
   uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, kMaxGroupsX));
   dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), plan.reads, plan.writes);

@@ -96,6 +96,15 @@ coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> load_b(uint base, uint n0
   return m;
 }
 
+// Eight consecutive floats as two 16-byte stores: fp32 outputs, and split-K partial sums (fp32
+// whatever C's type).
+void store8_f32(uint64_t addr, float v[8]) {
+  PW4(addr).v = uvec4(floatBitsToUint(v[0]), floatBitsToUint(v[1]), floatBitsToUint(v[2]),
+                      floatBitsToUint(v[3]));
+  PW4(addr + 16).v = uvec4(floatBitsToUint(v[4]), floatBitsToUint(v[5]), floatBitsToUint(v[6]),
+                           floatBitsToUint(v[7]));
+}
+
 #if defined(OUT_F32)
 // Eight consecutive elements of C_in or bias as two 16-byte loads.
 void load8(uint64_t addr, out float v[8]) {
@@ -104,13 +113,7 @@ void load8(uint64_t addr, out float v[8]) {
                uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
                uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
 }
-// Eight consecutive outputs as two 16-byte stores.
-void store8(uint64_t addr, float v[8]) {
-  PW4(addr).v = uvec4(floatBitsToUint(v[0]), floatBitsToUint(v[1]), floatBitsToUint(v[2]),
-                      floatBitsToUint(v[3]));
-  PW4(addr + 16).v = uvec4(floatBitsToUint(v[4]), floatBitsToUint(v[5]), floatBitsToUint(v[6]),
-                           floatBitsToUint(v[7]));
-}
+void store8(uint64_t addr, float v[8]) { store8_f32(addr, v); }
 #elif defined(OUT_F16)
 void load8(uint64_t addr, out float v[8]) {
   const uvec4 w = PV4(addr).v;
@@ -138,14 +141,6 @@ void store8(uint64_t addr, float v[8]) {
                       pack_bf16(v[6], v[7]));
 }
 #endif
-
-// Eight consecutive split-K partial sums (fp32 whatever C's type) as two 16-byte stores.
-void store8_partial(uint64_t addr, float v[8]) {
-  PW4(addr).v = uvec4(floatBitsToUint(v[0]), floatBitsToUint(v[1]), floatBitsToUint(v[2]),
-                      floatBitsToUint(v[3]));
-  PW4(addr + 16).v = uvec4(floatBitsToUint(v[4]), floatBitsToUint(v[5]), floatBitsToUint(v[6]),
-                           floatBitsToUint(v[7]));
-}
 
 // store_result's alpha * acc + beta * C_in + bias, in the same order, for 8 outputs at (r, c).
 void epilogue8(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, inout float v[8]) {
@@ -320,7 +315,7 @@ void main() {
               continue;
             }
             if (vec_partial && full) {
-              store8_partial(partial + uint64_t(partial_index(slice, nbatch, z, M, N, r, c)) * 4, v);
+              store8_f32(partial + uint64_t(partial_index(slice, nbatch, z, M, N, r, c)) * 4, v);
               continue;
             }
             [[unroll]] for (uint e = 0; e < 8; ++e) {

@@ -101,14 +101,12 @@ int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 
 // split-K at 1024 workgroups beat one GEMM per slice on ViT's weight gradients (768x3072 over
 // K = 12608: 39.8 TFLOP/s against 29.1; SIMT 30.0), but lost on products of 512-1023 blocks
 // (ViT's whole step 237.9 ms against 219.7 with those split too).
-int64_t few_blocks() {
+int64_t few_blocks_or(int64_t fallback) {
   const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
-  return env ? std::atoll(env) : 512;
+  return env ? std::atoll(env) : fallback;
 }
-int64_t split_k_target() {
-  const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
-  return env ? std::atoll(env) : 1024;
-}
+int64_t few_blocks() { return few_blocks_or(512); }
+int64_t split_k_target() { return few_blocks_or(1024); }
 
 // Depth of the split-K slices that give a product of `blocks` output blocks about split_k_target()
 // workgroups (each at least 1024 deep), and no deeper than `bound` (0: none); 0 if one is enough.
@@ -127,7 +125,7 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
   if (d.max_k_slice == 0) return 0;
   const GemmPlan plan = choose_gemm_plan(d, dev.caps());
   const int64_t depth = plan.split_k > 1 ? plan.k_chunk : d.k;
-  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= (256ll << 20);
+  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= kSplitKScratchBytes;
   return fits ? d.max_k_slice : 0;
 }
 
@@ -148,7 +146,7 @@ bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
   const int64_t blocks = output_blocks(d);
   const int64_t slices = (d.k + kFullPrecisionSlice - 1) / kFullPrecisionSlice;
-  const bool partials_fit = slices * d.m * d.n * 4 <= (int64_t{256} << 20);
+  const bool partials_fit = slices * d.m * d.n * 4 <= kSplitKScratchBytes;
   const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192 && partials_fit;
   return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
          (blocks >= min_blocks || long_k_few_blocks);

@@ -110,7 +110,7 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   if (blocks >= target || d.k < 1024) return;
   int64_t splits = std::min<int64_t>({target / blocks, d.k / min_slice, 32});
   const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
-  while (splits > 1 && splits * batches * d.m * d.n * acc_size > (256ll << 20)) splits /= 2;
+  while (splits > 1 && splits * batches * d.m * d.n * acc_size > kSplitKScratchBytes) splits /= 2;
   if (splits < 2) return;
   plan.k_chunk = ceil_div(ceil_div(d.k, splits), 32) * 32;  // whole K tiles of every kernel
   plan.split_k = static_cast<uint32_t>(ceil_div(d.k, plan.k_chunk));
