@@ -85,8 +85,9 @@ std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks = 0);
 // VKML_GEMM_SIMT_KVEC not 0.
 bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_units_per_thread);
 
-// Split-K partial sums may take at most this much scratch (the planner halves its slices to fit).
-constexpr int64_t kSplitKScratchBytes = int64_t{256} << 20;
+// Split-K partial sums may take at most this much scratch (the planner halves its slices to fit):
+// 256 MiB, or VKML_GEMM_SPLITK_SCRATCH bytes (tests reach the limit with small products).
+int64_t split_k_scratch_bytes();
 
 // Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.
 bool coopmat_shape_ok(const DeviceCaps& caps, DType in);

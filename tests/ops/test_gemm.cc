@@ -278,6 +278,27 @@ TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
   }
 }
 
+// The named-accumulator SIMT kernel on the 64x128 block the planner takes over M <= 64:
+// partial column blocks, every operand layout, a batch with broadcast A, the epilogue, split-K.
+TEST_F(GemmTest, SimtNarrowMTile) {
+  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simtn");
+  const GemmPlan plan = ops::choose_gemm_plan(shape(64, 520, 40), dev().caps());
+  ASSERT_EQ(plan.kernel, GemmKernel::kSimt);
+  ASSERT_EQ(plan.tile_m, 64u);
+  ASSERT_EQ(plan.tile_n, 128u);
+  check({64, 520, 40}, "narrow M");
+  check({61, 517, 37, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kColMajor}, "odd");
+  check({48, 300, 72, DType::kF32, DType::kF32, Layout::kStrided, Layout::kStrided}, "strided");
+  GemmCase batched{64, 260, 24, DType::kF32, DType::kF32, Layout::kBroadcastBatch,
+                   Layout::kRowMajor};
+  batched.batch0 = 3;
+  check(batched, "batched, broadcast A");
+  GemmCase epi{40, 390, 56};
+  epi.alpha = 0.5, epi.beta = -1.25, epi.bias = Bias::kPerRow;
+  check(epi, "epilogue");
+  check({64, 520, 3000}, "split-K");
+}
+
 // The SIMT kernel's other tiles (GPU-sized, slow to compile on lavapipe): the common layouts,
 // partial edge tiles and the epilogue.
 TEST_F(GemmTest, SimtKernelTiles) {

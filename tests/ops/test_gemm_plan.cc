@@ -240,6 +240,28 @@ TEST(GemmPlanTest, SimtDeepKStepFitsWithUnpaddedA) {
   EXPECT_LE(odd.shared_bytes, h200_like().max_shared_memory);
 }
 
+// Over M = 64 the 128-row block would spend half its multiplies past the last row: the planner
+// takes the 64x128 block (its transpose) when that computes 10% fewer padded outputs, and keeps
+// 128x64 where M fills it.
+TEST(GemmPlanTest, SimtTileFollowsNarrowM) {
+  GemmDesc narrow = shape(64, 3136, 256);  // ResNet-50's 256->64 1x1 convolution, one sample
+  narrow.batch[1] = 64;
+  narrow.a.batch_stride[1] = 0;
+  narrow.b.batch_stride[1] = 256 * 3136;
+  narrow.c.batch_stride[1] = 64 * 3136;
+  GemmPlan p = ops::choose_gemm_plan(narrow, h200_like(), all_shaders);
+  ASSERT_EQ(p.kernel, GemmKernel::kSimt);
+  EXPECT_EQ(p.tile_m, 64u);
+  EXPECT_EQ(p.tile_n, 128u);
+  GemmPlan wide = ops::choose_gemm_plan(shape(4096, 768, 768), h200_like(), all_shaders);
+  EXPECT_EQ(wide.tile_m, 128u);
+  EXPECT_EQ(wide.tile_n, 64u);
+  GemmPlan tall = ops::choose_gemm_plan(shape(12544, 64, 256), h200_like(), all_shaders);
+  EXPECT_EQ(tall.tile_m, 128u);  // N = 64 already fills the 128x64 block's columns
+  // 200 rows: 256 padded either way, so the first tile stays.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(200, 4096, 256), h200_like(), all_shaders).tile_m, 128u);
+}
+
 TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
   // The GPU default (named accumulators, 128x64 blocks of 8x8 thread tiles); CPU devices keep
   // theirs without VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.

@@ -164,6 +164,26 @@ def check_few_block_products(gen):
     torch.testing.assert_close(got.cpu().double(), ref, rtol=1e-5, atol=1e-4)
 
 
+def test_split_k_over_k_ranges_within_the_scratch(gen, monkeypatch):
+    """Where the main product's 1024-deep slices would need more split-K scratch than the
+    planner allows (VKML_GEMM_SPLITK_SCRATCH bytes; 256 MiB by default, which GPT-2's LM-head
+    input gradient over K = 50257 exceeds), it runs as split-K GEMMs over K ranges of as many
+    slices as fit (here 2 of 9x7 fp32 partials: ranges of 2048, 2048 and 4), each adding to C."""
+    monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "1024")
+    monkeypatch.setenv("VKML_GEMM_SPLITK_SCRATCH", str(2 * 9 * 7 * 4))
+    a = torch.randn(9, 4100, generator=gen)
+    b = torch.randn(4100, 7, generator=gen)
+    outs = []
+    ran = kernels_run(lambda: outs.append(a.to("vkml") @ b.to("vkml")))
+    assert gemm_dispatches(ran) == 3 + 1, ran  # three ranges, then the correction
+    assert ran.get("gemm_splitk_reduce_f32", 0) >= 2, ran  # the two ranges of two slices
+    assert scaled_err(outs[0], a, b) <= max(4 * scaled_err(a @ b, a, b), 1e-6)
+    c = torch.randn(9, 7, generator=gen)
+    got = torch.addmm(c.to("vkml"), a.to("vkml"), b.to("vkml"), beta=0.5, alpha=-1.5)
+    ref = 0.5 * c.double() - 1.5 * (a.double() @ b.double())
+    torch.testing.assert_close(got.cpu().double(), ref, rtol=1e-5, atol=1e-4)
+
+
 def gemm_dispatches(ran):
     return sum(count for name, count in ran.items()
                if name.startswith("gemm_") and not name.startswith("gemm_split"))

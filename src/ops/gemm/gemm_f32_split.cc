@@ -125,7 +125,7 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
   if (d.max_k_slice == 0) return 0;
   const GemmPlan plan = choose_gemm_plan(d, dev.caps());
   const int64_t depth = plan.split_k > 1 ? plan.k_chunk : d.k;
-  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= kSplitKScratchBytes;
+  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= split_k_scratch_bytes();
   return fits ? d.max_k_slice : 0;
 }
 
@@ -146,7 +146,7 @@ bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
   const int64_t blocks = output_blocks(d);
   const int64_t slices = (d.k + kFullPrecisionSlice - 1) / kFullPrecisionSlice;
-  const bool partials_fit = slices * d.m * d.n * 4 <= kSplitKScratchBytes;
+  const bool partials_fit = slices * d.m * d.n * 4 <= split_k_scratch_bytes();
   const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192 && partials_fit;
   return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
          (blocks >= min_blocks || long_k_few_blocks);
@@ -195,15 +195,22 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
   // The main product in K slices (main_slice; 0: all of K at once; VKML_GEMM_F32_SPLIT_KCHUNK=N
   // overrides) summed in fp32: one GEMM per slice, each added to C by the epilogue, or (below
-  // few_blocks() output blocks) one split-K GEMM whose slices also fill the GPU.
+  // few_blocks() output blocks) split-K GEMMs whose slices also fill the GPU, over ranges of K
+  // whose slices' partials fit the split-K scratch (one range unless K is very long).
   const int64_t slice = main_slice(d);
-  const int64_t step = slice > 0 ? slice : k;
   const int64_t blocks = output_blocks(d);
   const bool few = blocks < few_blocks();
-  if (few) main.max_k_slice = split_k_slice(dev, main, blocks, slice);
-  for (int64_t k0 = 0; k0 < k && main.max_k_slice == 0; k0 += step) {
+  int64_t range = slice > 0 ? slice : k;  // K per GEMM
+  if (few) {
+    GemmDesc whole = main;
+    const int64_t fitting_slices = std::max<int64_t>(split_k_scratch_bytes() / (m * n * 4), 1);
+    whole.k = slice > 0 ? std::min(k, fitting_slices * slice) : k;
+    main.max_k_slice = split_k_slice(dev, whole, blocks, slice);
+    if (main.max_k_slice > 0) range = whole.k;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += range) {
     GemmDesc part = main;
-    part.k = std::min(k - k0, step);
+    part.k = std::min(k - k0, range);
     part.a.address += static_cast<uint64_t>(k0) * 2;
     part.b.address += static_cast<uint64_t>(k0) * 2;
     if (k0 > 0) {
@@ -212,7 +219,6 @@ void gemm_f32_split(Device& dev, const GemmDesc& d) {
     }
     gemm(dev, part);
   }
-  if (main.max_k_slice > 0) gemm(dev, main);
   GemmDesc corr = main;  // C += 2^-11 [A_hi2 | A_lo] [B_lo ; B_hi2]
   corr.k = 2 * k;
   corr.a = MatrixView{a_cat + static_cast<uint64_t>(k) * 2, 3 * k, 1, {0, 0}};

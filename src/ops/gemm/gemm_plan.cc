@@ -110,7 +110,8 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   if (blocks >= target || d.k < 1024) return;
   int64_t splits = std::min<int64_t>({target / blocks, d.k / min_slice, 32});
   const int64_t acc_size = d.out_dtype == DType::kF64 ? 8 : 4;
-  while (splits > 1 && splits * batches * d.m * d.n * acc_size > kSplitKScratchBytes) splits /= 2;
+  const int64_t scratch = split_k_scratch_bytes();
+  while (splits > 1 && splits * batches * d.m * d.n * acc_size > scratch) splits /= 2;
   if (splits < 2) return;
   plan.k_chunk = ceil_div(ceil_div(d.k, splits), 32) * 32;  // whole K tiles of every kernel
   plan.split_k = static_cast<uint32_t>(ceil_div(d.k, plan.k_chunk));
@@ -167,6 +168,11 @@ bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_unit
   bool row_major = false;
   return block_setting() != BlockSetting::kOff &&
          blocks_fit(vec_operand(a, m, k, 4, &row_major) && row_major, a_units_per_thread);
+}
+
+int64_t split_k_scratch_bytes() {
+  const char* env = std::getenv("VKML_GEMM_SPLITK_SCRATCH");
+  return env && *env ? std::max<int64_t>(std::atoll(env), 1) : int64_t{256} << 20;
 }
 
 std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks) {
@@ -311,9 +317,15 @@ struct SimtTile {
 // accumulator variant (gemm_simtn) 0.729 of cuBLAS (geomean), 64x64x32 with 8x4 tiles 0.678.
 constexpr SimtTile kSimtTiles[] = {
     {128, 64, 16, 32, 64, 8, 8},  // 128 threads, warps of 32x64
+    {64, 128, 16, 64, 32, 8, 8},  // its transpose, for M <= 64 (see simt_plan)
     {64, 64, 32, 32, 32, 8, 4},   // 128 threads, warps of 32x32: small outputs
     {64, 64, 16, 32, 32, 8, 4},   // the same within 32 KiB of shared memory (0.541)
 };
+
+// Rows x columns a tile computes over an M x N output, its edge blocks included.
+int64_t padded_outputs(const SimtTile& t, int64_t m, int64_t n) {
+  return ceil_div(m, t.bm) * t.bm * ceil_div(n, t.bn) * t.bn;
+}
 
 // How a tile reads the operands: 4x4 blocks for k-contiguous aligned ones (0 none, 1 padded
 // shared rows, 2 unpadded: gemm_simt.comp's A_BLOCKS / B_BLOCKS) and whether it fits. A row
@@ -377,12 +389,20 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   };
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  // The first tile that gives enough blocks, unless a later one computes 10% fewer padded
+  // outputs: a 128-row block over M = 64 (ResNet's 64-channel layers, their Winograd products)
+  // would spend half its multiplies on rows past the end. Failing that, the smallest.
   const SimtTile* chosen = nullptr;
+  const SimtTile* last_valid = nullptr;
   for (const SimtTile& t : kSimtTiles) {
     if (!t.valid(caps)) continue;
-    chosen = &t;
-    if (ceil_div(d.m, t.bm) * ceil_div(d.n, t.bn) * batches >= min_blocks) break;
+    last_valid = &t;
+    if (ceil_div(d.m, t.bm) * ceil_div(d.n, t.bn) * batches < min_blocks) continue;
+    if (!chosen || 10 * padded_outputs(t, d.m, d.n) < 9 * padded_outputs(*chosen, d.m, d.n)) {
+      chosen = &t;
+    }
   }
+  if (!chosen) chosen = last_valid;
   SimtTile t{}, o{};
   SimtLayout l;
   if (simt_tile_override(&o) && (l = layout(o)).fits) {

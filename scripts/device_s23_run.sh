@@ -1,0 +1,34 @@
+#!/bin/bash
+# On the GPU machine, the twenty-third session (each part under 10 minutes; carry .vktc, .devpy
+# and .fmnist):
+#   part a: session 22's final tree: the GEMM tests (its tensor-core kernel's 8-float stores had
+#           not been built on the H200), ResNet-50's convolutions layer by layer beside CUDA in
+#           fp32 (default; every eligible product through the fp32 split; Winograd off), GPT-2's
+#           LM-head input gradient (4096x50257x768) three ways, then the five models beside CUDA.
+# Usage: bash scripts/device_s23_run.sh a (END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
+set -uo pipefail
+PART=${1:-a}
+source scripts/device_build_env.sh
+export PYTHONPATH=$PWD:$PWD/.devpy
+t0=$SECONDS
+END=${END:-585}
+
+if [ "$PART" = a ]; then
+  VKML_FALLBACK=error timeout 100 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_gemm.py tests/torch/test_gemm_f32_split.py > $OUT/pytest_a.log 2>&1
+  echo "pytest gemm: $(tail -1 $OUT/pytest_a.log)"; grep -E "^(FAILED|ERROR) " $OUT/pytest_a.log | head
+  timeout 60 python3 bench/conv_layers_probe.py > $OUT/conv_f32.txt 2>&1; cut -c1-200 $OUT/conv_f32.txt
+  VKML_GEMM_F32_SPLIT=1 timeout 60 python3 bench/conv_layers_probe.py > $OUT/conv_f32_split.txt 2>&1
+  sed 's/^/split=1 /' $OUT/conv_f32_split.txt | cut -c1-200
+  VKML_CONV_WINOGRAD=0 timeout 50 python3 bench/conv_layers_probe.py > $OUT/conv_f32_nowino.txt 2>&1
+  grep -E " 3  " $OUT/conv_f32_nowino.txt | sed 's/^/wino=0 /' | cut -c1-200
+  tail -1 $OUT/conv_f32_nowino.txt
+  timeout 60 python3 bench/gemm_f32_split_check.py --shapes 4096x50257x768 > $OUT/lmhead.txt 2>&1
+  grep -E "TFLOP|Error|x50257" $OUT/lmhead.txt | cut -c1-230
+  left=$((END - SECONDS))
+  echo "models with $left s left"
+  [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_a.json \
+    > $OUT/models_a.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits" $OUT/models_a.txt | cut -c1-200
+fi
+echo "part $PART: $((SECONDS - t0)) s after the build"
