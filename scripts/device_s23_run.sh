@@ -5,7 +5,11 @@
 #           not been built on the H200), ResNet-50's convolutions layer by layer beside CUDA in
 #           fp32 (default; every eligible product through the fp32 split; Winograd off), GPT-2's
 #           LM-head input gradient (4096x50257x768) three ways, then the five models beside CUDA.
-# Usage: bash scripts/device_s23_run.sh a (END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
+#   part b: the 64x128 SIMT block over M <= 64 (GEMM and implicit convolution) and the fp32
+#           split's split-K over K ranges: the GEMM, split and conv tests, ResNet-50's layers as
+#           in part a (default, then the 1x1 layers unfolded: VKML_CONV_FOLD=0), the LM-head
+#           shape three ways, then the five models beside CUDA.
+# Usage: bash scripts/device_s23_run.sh a|b (END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -30,5 +34,23 @@ if [ "$PART" = a ]; then
   [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_a.json \
     > $OUT/models_a.txt 2>&1
   grep -E "model |loss|fallbacks|Error|submits" $OUT/models_a.txt | cut -c1-200
+fi
+if [ "$PART" = b ]; then
+  VKML_FALLBACK=error timeout 120 python3 -m pytest -q -p no:cacheprovider -n 8 -rfE --tb=short \
+    tests/torch/test_gemm.py tests/torch/test_gemm_f32_split.py tests/torch/test_conv.py \
+    tests/torch/test_conv_winograd.py > $OUT/pytest_b.log 2>&1
+  echo "pytest gemm+conv: $(tail -1 $OUT/pytest_b.log)"; grep -E "^(FAILED|ERROR) " $OUT/pytest_b.log | head
+  timeout 40 ./build-h200/tests/vkml_ops_tests --gtest_filter='GemmPlan*:GemmTest.Simt*' 2>&1 | tail -1
+  timeout 70 python3 bench/conv_layers_probe.py > $OUT/conv_f32.txt 2>&1; cut -c1-200 $OUT/conv_f32.txt
+  VKML_CONV_FOLD=0 timeout 70 python3 bench/conv_layers_probe.py > $OUT/conv_f32_nofold.txt 2>&1
+  awk '$3 == 1' $OUT/conv_f32_nofold.txt | sed 's/^/fold=0 /' | cut -c1-200
+  timeout 60 python3 bench/gemm_f32_split_check.py \
+    --shapes 4096x50257x768,2304x4096x768,768x4096x3072 > $OUT/lmhead.txt 2>&1
+  grep -E "TFLOP|Error" $OUT/lmhead.txt | cut -c1-230
+  left=$((END - SECONDS))
+  echo "models with $left s left"
+  [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_b.json \
+    > $OUT/models_b.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits|^gemm|^conv|^kernel" $OUT/models_b.txt | cut -c1-200
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
