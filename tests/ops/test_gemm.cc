@@ -282,17 +282,20 @@ TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
 // partial column blocks, every operand layout, a batch with broadcast A, the epilogue, split-K.
 TEST_F(GemmTest, SimtNarrowMTile) {
   ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simtn");
-  const GemmPlan plan = ops::choose_gemm_plan(shape(64, 520, 40), dev().caps());
+  GemmDesc desc = shape(64, 520, 40);  // 100 blocks of 64x128: enough for GPUs too
+  desc.batch[0] = 20;
+  desc.a.batch_stride[0] = 0, desc.b.batch_stride[0] = 520 * 40, desc.c.batch_stride[0] = 64 * 520;
+  const GemmPlan plan = ops::choose_gemm_plan(desc, dev().caps());
   ASSERT_EQ(plan.kernel, GemmKernel::kSimt);
   ASSERT_EQ(plan.tile_m, 64u);
   ASSERT_EQ(plan.tile_n, 128u);
-  check({64, 520, 40}, "narrow M");
+  GemmCase batched{64, 520, 40, DType::kF32, DType::kF32, Layout::kBroadcastBatch,
+                   Layout::kRowMajor};
+  batched.batch0 = 20;
+  check(batched, "batched, broadcast A");
+  check({64, 520, 40}, "narrow M");  // one product: the 64x128 block on CPU devices
   check({61, 517, 37, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kColMajor}, "odd");
   check({48, 300, 72, DType::kF32, DType::kF32, Layout::kStrided, Layout::kStrided}, "strided");
-  GemmCase batched{64, 260, 24, DType::kF32, DType::kF32, Layout::kBroadcastBatch,
-                   Layout::kRowMajor};
-  batched.batch0 = 3;
-  check(batched, "batched, broadcast A");
   GemmCase epi{40, 390, 56};
   epi.alpha = 0.5, epi.beta = -1.25, epi.bias = Bias::kPerRow;
   check(epi, "epilogue");

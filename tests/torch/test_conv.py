@@ -25,7 +25,7 @@ CASES = [
     ((7, 6), 3, 4, (3, 3), dict(padding="same", dilation=2)),
     ((5, 4, 6), 2, 3, (2, 3, 2), dict(stride=(1, 2, 1), padding=(1, 0, 1))),
     ((4, 5, 4), 3, 3, (3, 3, 3), dict(groups=3, padding=1)),  # depthwise 3-D
-    ((24, 23), 3, 40, (3, 3), dict(padding=1)),  # implicit: 64x128 blocks over M <= 64
+    ((24, 23), 3, 40, (3, 3), dict(padding=1)),  # implicit: M <= 64 over many positions
 ]
 
 # (spatial input size, in channels, out channels, kernel, keyword arguments) of transposed convs

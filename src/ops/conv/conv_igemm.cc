@@ -29,10 +29,8 @@ struct IgemmTile {
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
   uint32_t shared_bytes() const { return 2 * bk * ((bm / 4 + 1) + bn / 4) * 16; }
 };
-// gemm_plan's SIMT tiles: the large one while it still gives enough blocks, its transpose over
-// 64 or fewer output channels (8x8 thread tiles where the small one has 8x4), else the small one.
+// gemm_plan's SIMT tiles: the large one while it still gives enough blocks, else the small one.
 constexpr IgemmTile kLarge{128, 64, 16, 32, 64, 8, 8};
-constexpr IgemmTile kWide{64, 128, 16, 64, 32, 8, 8};
 constexpr IgemmTile kSmall{64, 64, 16, 32, 32, 8, 4};
 
 bool tile_ok(const IgemmTile& t, const DeviceCaps& caps) {
@@ -54,18 +52,15 @@ std::string wgrad_shader(const ConvDesc& c) {
 bool fits_i32(int64_t v) { return v >= 0 && v < kOffsetLimit; }
 
 // The large tile while it still gives enough blocks to fill the device and m fills more than
-// the small one's rows (a 3-channel input gradient would leave 125 of 128 rows idle); for m up
-// to 64 the wide one while it gives enough blocks (ResNet's stem and 64-channel layers); else
-// the small one.
+// the small one's rows (a 3-channel input gradient would leave 125 of 128 rows idle), else the
+// small one.
 IgemmTile choose_tile(const DeviceCaps& caps, int64_t m, int64_t n, int64_t groups) {
   const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
-  auto blocks = [&](const IgemmTile& t) {
-    return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * groups;
-  };
+  const int64_t large = ((m + kLarge.bm - 1) / kLarge.bm) * ((n + kLarge.bn - 1) / kLarge.bn);
   if (!tile_ok(kSmall, caps)) return kLarge;  // igemm_fits checked that one of them fits
-  if (tile_ok(kLarge, caps) && m > kSmall.bm && blocks(kLarge) >= min_blocks) return kLarge;
-  if (tile_ok(kWide, caps) && m <= kWide.bm && blocks(kWide) >= min_blocks) return kWide;
-  return kSmall;
+  const bool use_large =
+      tile_ok(kLarge, caps) && m > kSmall.bm && large * groups >= min_blocks;
+  return use_large ? kLarge : kSmall;
 }
 
 uint32_t grid(int64_t n, uint32_t limit) {

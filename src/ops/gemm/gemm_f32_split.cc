@@ -25,7 +25,7 @@ namespace {
 
 struct SplitPush {
   uint64_t src, dst, exponents, amax_bits;
-  int64_t lines, length, line_stride, elem_stride, ld, hi_off, hi2_off, lo_off;
+  int64_t lines, length, line_stride, elem_stride, ld, hi_off, hi2_off, lo_off, padded;
 };
 
 struct ScalePush {
@@ -41,9 +41,11 @@ uint32_t groups(int64_t wanted) {
 }
 
 // Splits the `lines` rows of `src` (fp32, `length` elements each; a column of B is a row of its
-// transposed view) into dst (fp16, line o at o * 3 * length, its three parts at the offsets).
-void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t length, uint64_t dst,
-                 int64_t hi_off, int64_t hi2_off, int64_t lo_off, uint64_t exponents) {
+// transposed view) into dst (fp16, line o at o * 3 * padded, its three parts at the offsets,
+// each `padded` long: the elements, then zeros).
+void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t length, int64_t padded,
+                 uint64_t dst, int64_t hi_off, int64_t hi2_off, int64_t lo_off,
+                 uint64_t exponents) {
   const int64_t line_stride = src.row_stride, elem_stride = src.col_stride;
   // Neighbouring lines adjacent in memory (a row-major B's columns): 32 lines per workgroup.
   const uint32_t outer = (line_stride == 1 && elem_stride != 1) ? 32u : 1u;
@@ -51,15 +53,15 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   // Under 128 such workgroups (a B of fewer than 4,096 columns) most of a GPU would idle: the
   // largest magnitudes in chunks over many workgroups, then blocks of 32 lines x 64 elements on
   // their own workgroups (gemm_split_f16 MODE 1 and 2). Above it the one-pass kernel.
-  const int64_t chunks = (length + 255) / 256;  // gemm_split_f16.comp's CHUNK
+  const int64_t chunks = (length + 255) / 256;  // gemm_split_f16.comp's CHUNK (MODE 1: amax)
   const bool two_pass = outer == 32 && line_groups < 128 && chunks <= 65535;
   const uint64_t amax_bits = two_pass ? dev.allocate(static_cast<uint64_t>(lines) * 4) : 0;
-  SplitPush p{src.address, dst,    exponents, amax_bits, lines,  length, line_stride, elem_stride,
-              3 * length,  hi_off, hi2_off,   lo_off};
+  SplitPush p{src.address, dst,    exponents, amax_bits, lines,  length, line_stride,
+              elem_stride, 3 * padded, hi_off, hi2_off, lo_off, padded};
   const int64_t one[] = {1, 1};
   const MemRange src_range = matrix_range(src, DType::kF32, lines, length, one);
   const MemRange amax_range{amax_bits, static_cast<uint64_t>(lines) * 4};
-  const MemRange writes[] = {{dst, static_cast<uint64_t>(lines * 3 * length * 2)},
+  const MemRange writes[] = {{dst, static_cast<uint64_t>(lines * 3 * padded * 2)},
                              {exponents, static_cast<uint64_t>(lines * 4)}};
   const uint64_t cost = static_cast<uint64_t>(lines * length);
   if (!two_pass) {
@@ -77,7 +79,7 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   const uint32_t split_spec[] = {256, outer, 2};
   const MemRange reads[] = {src_range, amax_range};
   dev.stream().dispatch(dev.pipeline("gemm_split_f16", split_spec),
-                        groups(line_groups * ((length + 63) / 64)), 1, 1, &p, sizeof(p),
+                        groups(line_groups * ((padded + 63) / 64)), 1, 1, &p, sizeof(p),
                         reads, writes, cost);
   dev.free(amax_bits);
 }
@@ -138,16 +140,13 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
 // moves that limit (for measurements). Weight gradients over many tokens (K >= 8192, 96 or more
 // blocks) take it with split-K (few_blocks): 38.0-40.7 TFLOP/s against SIMT's 29.3-30.0 on ViT's
 // (session 22). Over K = 4096 it gained 0-9% (GPT-2's) and on 36 blocks it lost, so those stay.
-// Only where the main product's K slices fit the planner's 256 MiB of split-K partials: GPT-2's
-// LM-head input gradient (4096x768 over K = 50257) did not, ran as 50 one-slice GEMMs of 192
-// blocks, and took the step from 126 to 181 ms (session 22).
+// GPT-2's LM-head input gradient (4096x768 over K = 50257) runs as split-K GEMMs over K ranges
+// whose partials fit the split-K scratch, on K padded to a multiple of 8 (session 23).
 bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
   const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
   const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
   const int64_t blocks = output_blocks(d);
-  const int64_t slices = (d.k + kFullPrecisionSlice - 1) / kFullPrecisionSlice;
-  const bool partials_fit = slices * d.m * d.n * 4 <= split_k_scratch_bytes();
-  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192 && partials_fit;
+  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192;
   return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
          (blocks >= min_blocks || long_k_few_blocks);
 }
@@ -176,21 +175,25 @@ bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
 }
 
 void gemm_f32_split(Device& dev, const GemmDesc& d) {
-  const int64_t m = d.m, n = d.n, k = d.k;
+  const int64_t m = d.m, n = d.n;
+  // K padded with zeros to whole 16-byte units of halves, so that the GEMMs below read aligned
+  // rows of whole vectors (with K = 50257, GPT-2's vocabulary, they ran at 5-6 TFLOP/s).
+  const int64_t k = (d.k + 7) / 8 * 8;
   // Operands as lines of 3K halves: A by rows [hi | hi2 | lo], B by columns [hi | lo | hi2]
   // (k contiguous), so that the correction [A_hi2 | A_lo] x [B_lo ; B_hi2] pairs hi with lo.
   const uint64_t a_cat = dev.allocate(static_cast<uint64_t>(m * 3 * k * 2));
   const uint64_t b_cat = dev.allocate(static_cast<uint64_t>(n * 3 * k * 2));
   const uint64_t ea = dev.allocate(static_cast<uint64_t>(m * 4));
   const uint64_t eb = dev.allocate(static_cast<uint64_t>(n * 4));
-  split_lines(dev, d.a, m, k, a_cat, 0, k, 2 * k, ea);
-  split_lines(dev, d.b.transposed(), n, k, b_cat, 0, 2 * k, k, eb);
+  split_lines(dev, d.a, m, d.k, k, a_cat, 0, k, 2 * k, ea);
+  split_lines(dev, d.b.transposed(), n, d.k, k, b_cat, 0, 2 * k, k, eb);
 
   GemmDesc main = d;  // C = A_hi B_hi (the caller's alpha, beta and bias come in the last pass)
   main.alpha = 1.0;
   main.beta = 0.0;
   main.c_in = main.bias = MatrixView{};
   main.in_dtype = DType::kF16;
+  main.k = k;
   main.a = MatrixView{a_cat, 3 * k, 1, {0, 0}};
   main.b = MatrixView{b_cat, 1, 3 * k, {0, 0}};
   // The main product in K slices (main_slice; 0: all of K at once; VKML_GEMM_F32_SPLIT_KCHUNK=N

@@ -8,7 +8,8 @@
 // products hi*hi + (hi*lo + lo*hi) * 2^-11 carry fp32's precision. Each line gets hi, then the
 // correction product's copy of hi (hi2), then lo. A non-finite element keeps hi = x for the main
 // product, and hi2 = lo = 0, so it propagates as in fp32 (not inf * 0 = NaN in the correction).
-// The line's exponent is written for the final scaling.
+// The line's exponent is written for the final scaling. Each part is padded with zeros from
+// line_len to padded_len (a multiple of 8), so the GEMMs read aligned rows of whole 16-byte units.
 // MODE 0: a workgroup takes OUTER lines and walks each with 256 / OUTER threads (OUTER = 1 where
 // the line is contiguous, 32 where neighbouring lines are, as in a row-major B): its largest
 // magnitude, then the split. Few lines (a narrow B) would leave most of the GPU idle, so there
@@ -33,6 +34,7 @@ layout(push_constant) uniform Push {
   int64_t lines, line_len;  // number of lines and elements per line
   int64_t line_stride, elem_stride;  // in elements of src
   int64_t ld, hi_off, hi2_off, lo_off;  // in elements of dst
+  int64_t padded_len;  // elements written per part: line_len, then zeros
 } pc;
 
 shared float partial[256];
@@ -98,12 +100,14 @@ float line_amax(bool live, int64_t o, int64_t begin, int64_t end, uint tid, uint
 void split_block(int64_t o0, int64_t i0, uint tid) {
   [[unroll]] for (uint r = 0; r < 32 * BLOCK_I / 256; ++r) {
     const uint e = tid + 256 * r, lo = e % 32, ii = e / 32;
-    if (o0 + lo < pc.lines && i0 + ii < pc.line_len) block[lo][ii] = load_x(o0 + lo, i0 + ii);
+    if (o0 + lo < pc.lines && i0 + ii < pc.padded_len) {
+      block[lo][ii] = i0 + ii < pc.line_len ? load_x(o0 + lo, i0 + ii) : 0.0;
+    }
   }
   barrier();
   [[unroll]] for (uint r = 0; r < 32 * BLOCK_I / 256; ++r) {
     const uint e = tid + 256 * r, lo = e / BLOCK_I, ii = e % BLOCK_I;
-    if (o0 + lo < pc.lines && i0 + ii < pc.line_len) {
+    if (o0 + lo < pc.lines && i0 + ii < pc.padded_len) {
       split_store(o0 + lo, i0 + ii, block[lo][ii], block_exp[lo]);
     }
   }
@@ -115,7 +119,7 @@ void main() {
   const uint lane_o = tid % OUTER, lane_i = tid / OUTER;
   if (MODE == 2) {  // OUTER = 32: a 32-line x 64-element block per workgroup and round
     const int64_t line_blocks = (pc.lines + 31) / 32;
-    const int64_t elem_blocks = (pc.line_len + BLOCK_I - 1) / BLOCK_I;
+    const int64_t elem_blocks = (pc.padded_len + BLOCK_I - 1) / BLOCK_I;
     for (int64_t blk = int64_t(gl_WorkGroupID.x); blk < line_blocks * elem_blocks;
          blk += int64_t(gl_NumWorkGroups.x)) {
       const int64_t o0 = (blk % line_blocks) * 32, i0 = (blk / line_blocks) * BLOCK_I;
@@ -152,11 +156,13 @@ void main() {
         if (live) PI32(pc.exponents + uint64_t(o * 4)).v = e;
       }
       barrier();
-      for (int64_t i0 = 0; i0 < pc.line_len; i0 += BLOCK_I) split_block(base, i0, tid);
+      for (int64_t i0 = 0; i0 < pc.padded_len; i0 += BLOCK_I) split_block(base, i0, tid);
       continue;
     }
     if (!live) continue;
     if (lane_i == 0) PI32(pc.exponents + uint64_t(o * 4)).v = e;
-    for (int64_t i = lane_i; i < pc.line_len; i += INNER) split_store(o, i, load_x(o, i), e);
+    for (int64_t i = lane_i; i < pc.padded_len; i += INNER) {
+      split_store(o, i, i < pc.line_len ? load_x(o, i) : 0.0, e);
+    }
   }
 }
