@@ -9,7 +9,11 @@
 #           split's split-K over K ranges: the GEMM, split and conv tests, ResNet-50's layers as
 #           in part a (default, then the 1x1 layers unfolded: VKML_CONV_FOLD=0), the LM-head
 #           shape three ways, then the five models beside CUDA.
-# Usage: bash scripts/device_s23_run.sh a|b (END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
+#   part c: the final tree (the fp32 split's K padded to a multiple of 8; GPT-2's LM-head input
+#           gradient through the split; implicit convolution back on its 64x64 block): the
+#           LM-head shape three ways, the five models beside CUDA, then the correctness suites
+#           (pytest -n 8, gtests beside it) in the time left.
+# Usage: bash scripts/device_s23_run.sh a|b|c (END=seconds bounds the models' end). Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -52,5 +56,29 @@ if [ "$PART" = b ]; then
   [ $left -gt 40 ] && timeout $left python3 bench/bench_models.py --json $OUT/models_b.json \
     > $OUT/models_b.txt 2>&1
   grep -E "model |loss|fallbacks|Error|submits|^gemm|^conv|^kernel" $OUT/models_b.txt | cut -c1-200
+fi
+if [ "$PART" = c ]; then
+  timeout 70 python3 bench/gemm_f32_split_check.py \
+    --shapes 4096x50257x768,4096x4100x768,8192x8192x8192 > $OUT/lmhead_c.txt 2>&1
+  grep -E "TFLOP|Error" $OUT/lmhead_c.txt | cut -c1-230
+  timeout 240 python3 bench/bench_models.py --json $OUT/models_c.json > $OUT/models_c.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits|^gemm|^conv|^kernel" $OUT/models_c.txt | cut -c1-200
+  left=$((END - SECONDS - 15))
+  echo "suites with $left s left"
+  ( timeout 60 ./build-h200/tests/vkml_runtime_tests > $OUT/gtest_runtime.log 2>&1
+    timeout $((left - 70)) ./build-h200/tests/vkml_ops_tests > $OUT/gtest_ops.log 2>&1 ) &
+  gtests=$!
+  VKML_FASHION_MNIST=$PWD/.fmnist VKML_FALLBACK=error timeout $left python3 -m pytest -q \
+    -p no:cacheprovider -n 8 -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py \
+    > $OUT/pytest.log 2>&1
+  echo "pytest (-n 8): $(tail -1 $OUT/pytest.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
+  wait $gtests
+  for t in runtime ops; do
+    echo "gtest $t: $(grep -c '^\[       OK \]' $OUT/gtest_$t.log) ok, $(grep -c '^\[  FAILED  \]' \
+      $OUT/gtest_$t.log) failed lines; $(grep -E '^\[  (PASSED|FAILED)|tests ran' $OUT/gtest_$t.log \
+      | tr '\n' ' ')"
+  done
+  grep -h -B2 -A6 "Failure" $OUT/gtest_*.log | head -30
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
