@@ -121,13 +121,14 @@ int64_t slice_for_parallelism(int64_t blocks, int64_t k, int64_t bound) {
 
 // GemmDesc::max_k_slice for a product of `blocks` output blocks (slice_for_parallelism), or 0
 // where one slice is enough or the planner would not take the bound (not every kernel splits K)
-// within a partial buffer of 256 MiB (its own limit on split-K scratch).
+// within its split-K scratch (split_k_scratch_bytes).
 int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
   d.max_k_slice = slice_for_parallelism(blocks, d.k, bound);
   if (d.max_k_slice == 0) return 0;
   const GemmPlan plan = choose_gemm_plan(d, dev.caps());
   const int64_t depth = plan.split_k > 1 ? plan.k_chunk : d.k;
-  const bool fits = depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= split_k_scratch_bytes();
+  const bool fits =
+      depth <= d.max_k_slice && plan.split_k * d.m * d.n * 4 <= split_k_scratch_bytes();
   return fits ? d.max_k_slice : 0;
 }
 
