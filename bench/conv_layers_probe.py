@@ -4,7 +4,7 @@ alone, forward only, as median ms per call after warm-up, times the number of su
 the model, with the kernels each one ran (torch_vkml.profiler). The sum shows which layers hold
 a model's gap to CUDA.
 
-    PYTHONPATH=. python bench/conv_layers_probe.py [--batch 64] [--dtype float32] [--top 0]
+    PYTHONPATH=. python bench/conv_layers_probe.py [--batch 64] [--dtype float32]
 """
 
 from __future__ import annotations

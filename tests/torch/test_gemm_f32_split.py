@@ -168,7 +168,8 @@ def test_split_k_over_k_ranges_within_the_scratch(gen, monkeypatch):
     """Where the main product's 1024-deep slices would need more split-K scratch than the
     planner allows (VKML_GEMM_SPLITK_SCRATCH bytes; 256 MiB by default, which GPT-2's LM-head
     input gradient over K = 50257 exceeds), it runs as split-K GEMMs over K ranges of as many
-    slices as fit (here 2 of 9x7 fp32 partials: ranges of 2048, 2048 and 4), each adding to C."""
+    slices as fit (here 2 of 9x7 fp32 partials: K = 4100 padded to 4104 gives ranges of 2048,
+    2048 and 8), each adding to C."""
     monkeypatch.setenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS", "1024")
     monkeypatch.setenv("VKML_GEMM_SPLITK_SCRATCH", str(2 * 9 * 7 * 4))
     a = torch.randn(9, 4100, generator=gen)
