@@ -38,10 +38,12 @@ class Profile:
     def table(self, top: int = 15) -> str:
         rows = sorted(self.times.items(), key=lambda kv: -kv[1][1])
         total = sum(ns for _, ns in self.times.values()) or 1.0
-        lines = [f"{'kernel':48s} {'calls':>7s} {'total ms':>10s} {'share':>6s}"]
+        # Names carry their op's shape under VKML_PROFILE=2: the column widens to the longest.
+        w = max([48] + [len(name) for name, _ in rows[:top]])
+        lines = [f"{'kernel':{w}s} {'calls':>7s} {'total ms':>10s} {'share':>6s}"]
         for name, (count, ns) in rows[:top]:
-            lines.append(f"{name[:48]:48s} {count:7d} {ns / 1e6:10.3f} {100 * ns / total:5.1f}%")
-        lines.append(f"{'all kernels':48s} {sum(c for c, _ in self.times.values()):7d} "
+            lines.append(f"{name:{w}s} {count:7d} {ns / 1e6:10.3f} {100 * ns / total:5.1f}%")
+        lines.append(f"{'all kernels':{w}s} {sum(c for c, _ in self.times.values()):7d} "
                      f"{total / 1e6:10.3f}")
         return "\n".join(lines)
 

@@ -1,8 +1,34 @@
 #include "kernel_profiler.h"
 
+#include <cstdlib>
+
 #include "vulkan_device.h"
 
 namespace vkml {
+
+namespace {
+thread_local std::string t_profile_tag;
+}  // namespace
+
+bool profiling_shapes() {
+  static const bool on = [] {
+    const char* v = std::getenv("VKML_PROFILE");
+    return v && std::atoi(v) >= 2;
+  }();
+  return on;
+}
+
+ProfileTag::ProfileTag(const std::string& tag) {
+  if (!t_profile_tag.empty()) return;
+  t_profile_tag = tag;
+  owner_ = true;
+}
+
+ProfileTag::~ProfileTag() {
+  if (owner_) t_profile_tag.clear();
+}
+
+const std::string& ProfileTag::current() { return t_profile_tag; }
 
 void KernelProfiler::enable(VkDevice device, uint32_t max_commands, float period_ns) {
   if (pool_) return;
@@ -28,7 +54,8 @@ void KernelProfiler::begin_buffer(VkCommandBuffer cb) {
 void KernelProfiler::before(VkCommandBuffer cb, const std::string& name) {
   if (used_ + 2 > capacity_) return;  // more commands than expected: leave this one out
   vk::vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, used_++);
-  names_.push_back(name);
+  const std::string& tag = ProfileTag::current();
+  names_.push_back(tag.empty() ? name : name + " [" + tag + "]");
 }
 
 void KernelProfiler::after(VkCommandBuffer cb) {

@@ -35,9 +35,15 @@ uint64_t score_scratch_budget(const DeviceCaps& caps) {
   return ops::scratch_budget(caps, 256 * kMiB);
 }
 
+// Elements between rows of the score scratch: kv_len rounded up to 8, so that each row starts
+// 16 bytes aligned and the GEMMs writing S and dP store whole vectors (ViT's 197 keys: scalar
+// stores at every row otherwise).
+int64_t score_ld(const AttentionParams& p) { return (p.kv_len + 7) / 8 * 8; }
+
 // Scratch bytes per (batch, key head) pair: fp32 buffers plus half copies of P / dS.
 uint64_t pair_bytes(const AttentionParams& p, int fp32_buffers, int half_buffers) {
-  return static_cast<uint64_t>(p.q_len * p.kv_len) * (4ull * fp32_buffers + 2ull * half_buffers);
+  return static_cast<uint64_t>(p.q_len * score_ld(p)) *
+         (4ull * fp32_buffers + 2ull * half_buffers);
 }
 
 // Pairs per chunk: whole batches of key heads when they fit, else runs of heads of one batch.
@@ -67,9 +73,9 @@ MatrixView heads_view(uint64_t base, const int64_t* st, DType t, int64_t b0, int
 MatrixView scores_view(uint64_t base, const AttentionParams& p, int64_t heads) {
   MatrixView v;
   v.address = base;
-  v.row_stride = p.kv_len;
+  v.row_stride = score_ld(p);
   v.col_stride = 1;
-  v.batch_stride[1] = p.q_len * p.kv_len;
+  v.batch_stride[1] = p.q_len * score_ld(p);
   v.batch_stride[0] = heads * v.batch_stride[1];
   return v;
 }
@@ -110,6 +116,7 @@ void rows_pass(Device& dev, const char* shader, const AttentionParams& p, const 
   rp.hk0 = s.hk0;
   rp.chunk_heads = s.nh;
   rp.group_index = s.g;
+  rp.ld = score_ld(p);
   // About 4 keys per thread: short rows share a workgroup, long ones get all of it.
   const uint32_t wg = dev.caps().kind == DeviceKind::kCpu ? 64 : 256;
   uint32_t row_threads = 1;
@@ -166,14 +173,14 @@ void forward(Device& dev, const AttentionParams& p, const TensorDesc& lse, const
   const DType dt = data_dtype(p);
   const bool half = dt != DType::kF32;
   const Chunk c = chunk_for(p, pair_bytes(p, 1, half), score_scratch_budget(dev.caps()));
-  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * p.kv_len);
+  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * score_ld(p));
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch prob_half(dev, half ? elems * 2 : 0);
   const uint64_t prob = half ? prob_half.address() : scores.address();
   const int64_t group = p.heads / p.kv_heads;
   const MemRange lse_range = nn::range_of(lse);
   for_each_step(p, c, [&](const Step& s) {
-    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * p.kv_len);
+    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * score_ld(p));
     const MatrixView q = heads_view(p.q, p.q_strides, dt, s.b0, s.hk0 * group + s.g, group);
     const MatrixView k = heads_view(p.k, p.k_strides, dt, s.b0, s.hk0, 1);
     const MatrixView v = heads_view(p.v, p.v_strides, dt, s.b0, s.hk0, 1);
@@ -205,7 +212,7 @@ void backward(Device& dev, const AttentionParams& p, const TensorDesc& grad_q,
   const int half_buffers = half ? (want_ds ? 1 : 0) + (want_v ? 1 : 0) : 0;
   const Chunk c = chunk_for(p, pair_bytes(p, fp32_buffers, half_buffers),
                             score_scratch_budget(dev.caps()));
-  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * p.kv_len);
+  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * score_ld(p));
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch dprob(dev, want_ds ? elems * 4 : 0);
   nn::Scratch prob_half(dev, half && want_v ? elems * 2 : 0);
@@ -218,7 +225,7 @@ void backward(Device& dev, const AttentionParams& p, const TensorDesc& grad_q,
   const MemRange lse_range = nn::range_of(lse);
   const double scale = p.scale;
   for_each_step(p, c, [&](const Step& s) {
-    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * p.kv_len);
+    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * score_ld(p));
     const int64_t hq = s.hk0 * group + s.g;
     const MatrixView q = heads_view(p.q, p.q_strides, dt, s.b0, hq, group);
     const MatrixView k = heads_view(p.k, p.k_strides, dt, s.b0, s.hk0, 1);

@@ -61,11 +61,12 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Att
   uint64_t prob;    // out: P (forward: normalised; backward: exp(s - lse)), dropout applied
   uint64_t dscore;  // out (backward): P * (dP - delta), unscaled; 0 to skip
   int64_t rows, b0, hk0, chunk_heads, group_index;
+  int64_t ld;            // elements between rows of the score buffers (kv_len or more)
   uint32_t out_dtype;    // code of prob and dscore (the data dtype, or f32 in place)
   uint32_t row_threads;  // threads per row: a power of two dividing the workgroup size
 };
 #ifdef __cplusplus
-static_assert(sizeof(AttentionRowsParams) == 5 * 8 + 5 * 8 + 8);
+static_assert(sizeof(AttentionRowsParams) == 5 * 8 + 6 * 8 + 8);
 }  // namespace vkml::ops
 #endif
 

@@ -57,7 +57,7 @@ void main() {
     const int64_t b = rp.b0 + pair / rp.chunk_heads;
     const int64_t h = (rp.hk0 + pair % rp.chunk_heads) * group + rp.group_index;
     const int64_t lse_at = (b * p.heads + h) * L + m;
-    const uint64_t row = uint64_t(r * S);
+    const uint64_t row = uint64_t(r * rp.ld);
     const int64_t n_end = live ? S : 0;
 #ifdef ROWS_FWD
     // Pass 1: each thread's running max and sum over its keys (online softmax), then merged.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ops/conv/conv_igemm.h"
@@ -17,6 +18,7 @@
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 #include "vkml/ops.h"
+#include "vkml/profiling.h"
 
 namespace vkml::ops {
 
@@ -35,6 +37,18 @@ int64_t volume(const int64_t* s, int n) {
 }
 
 std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+// "conv fwd 64x3x224x224 -> 64 k7x7 s2 f32", for VKML_PROFILE=2.
+std::optional<ProfileTag> conv_tag(const char* pass, const ConvDesc& c) {
+  if (!profiling_shapes()) return std::nullopt;
+  std::string t = std::string("conv ") + pass + " " + std::to_string(c.batch) + "x" +
+                  std::to_string(c.in_channels);
+  for (int i = 0; i < c.spatial; ++i) t += "x" + std::to_string(c.in_size[i]);
+  t += " -> " + std::to_string(c.out_channels) + " k";
+  for (int i = 0; i < c.spatial; ++i) t += (i ? "x" : "") + std::to_string(c.kernel[i]);
+  t += " s" + std::to_string(c.stride[0]) + (c.groups > 1 ? " g" + std::to_string(c.groups) : "");
+  return std::optional<ProfileTag>(std::in_place, t + " " + dt(c.dtype));
+}
 
 // The accumulating dtype of GEMM outputs that col2im gathers: fp32, or f64 for f64.
 DType acc_dtype(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
@@ -397,6 +411,7 @@ void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
 
 void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
                   const TensorDesc* bias, const TensorDesc& y) {
+  const auto tag = conv_tag("fwd", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
   check_tensor(x, c, "input", {c.batch, c.in_channels}, c.in_size);
@@ -478,6 +493,7 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
 
 void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
                         const TensorDesc* bias, const TensorDesc& gx) {
+  const auto tag = conv_tag("dgrad", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
   check_tensor(gy, c, "output gradient", {c.batch, c.out_channels}, c.out_size);
@@ -574,6 +590,7 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
 
 void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
                           const TensorDesc& gw) {
+  const auto tag = conv_tag("wgrad", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
   check_tensor(x, c, "input", {c.batch, c.in_channels}, c.in_size);

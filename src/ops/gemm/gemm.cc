@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "ops/gemm/gemm_f32_split.h"
 #include "ops/gemm/gemm_params.h"
 #include "vkml/errors.h"
+#include "vkml/profiling.h"
 
 namespace vkml::ops {
 
@@ -32,6 +34,19 @@ bool same_view(const MatrixView& x, const MatrixView& y) {
 
 GemmOperand operand(const MatrixView& v) {
   return {v.address, v.row_stride, v.col_stride, v.batch_stride[0], v.batch_stride[1]};
+}
+
+// "mm MxNxK" with batches, dtype and the operands' (row, column) strides, for VKML_PROFILE=2.
+std::string shape_tag(const GemmDesc& d) {
+  auto strides = [](const MatrixView& v) {
+    return std::to_string(v.row_stride) + "," + std::to_string(v.col_stride);
+  };
+  std::string t = "mm " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" +
+                  std::to_string(d.k) + " " + std::string(dtype_name(d.in_dtype));
+  if (d.batch[0] * d.batch[1] > 1) {
+    t += " b" + std::to_string(d.batch[0]) + "x" + std::to_string(d.batch[1]);
+  }
+  return t + " A(" + strides(d.a) + ") B(" + strides(d.b) + ")";
 }
 
 uint32_t groups(int64_t wanted, uint32_t limit) {
@@ -104,6 +119,8 @@ void gemm(Device& dev, const GemmDesc& desc) {
   validate_gemm(desc, caps);
   const int64_t batches = desc.batch[0] * desc.batch[1];
   if (desc.m == 0 || desc.n == 0 || batches == 0) return;
+  std::optional<ProfileTag> tag;
+  if (profiling_shapes()) tag.emplace(shape_tag(desc));
   if (desc.k > 0 && gemm_f32_split_wanted(desc, caps)) {
     gemm_f32_split(dev, desc);
     return;

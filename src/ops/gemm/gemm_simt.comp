@@ -121,6 +121,34 @@ vec4 epilogue4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 
   if ((epi.flags & VKML_GEMM_HAS_BIAS) != 0u) v += SimtV4(elem_addr(epi.bias, b0, b1, r, c, 4)).v;
   return v;
 }
+
+// store_result for the outputs (r, c + e), e < min(n, 4), where 16-byte stores do not apply (C
+// unaligned, e.g. 197 columns): each operand's address is computed once and stepped by its column
+// stride. Four full 64-bit address computations per 4 outputs cost as much as the K loop at
+// K = 64 (H200: 151296x64x197 ran at half the rate of 151296x64x200).
+void store_results4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 acc,
+                    int64_t n) {
+  const bool cin = (epi.flags & VKML_GEMM_HAS_CIN) != 0u;
+  const bool bias = (epi.flags & VKML_GEMM_HAS_BIAS) != 0u;
+  uint64_t at = elem_addr(epi.c, b0, b1, r, c, OUT_SIZE);
+  uint64_t cin_at = cin ? elem_addr(epi.c_in, b0, b1, r, c, OUT_SIZE) : 0ul;
+  uint64_t bias_at = bias ? elem_addr(epi.bias, b0, b1, r, c, OUT_SIZE) : 0ul;
+  const uint64_t step = uint64_t(epi.c.col * OUT_SIZE);
+  const uint64_t cin_step = uint64_t(epi.c_in.col * OUT_SIZE);
+  const uint64_t bias_step = uint64_t(epi.bias.col * OUT_SIZE);
+  [[unroll]] for (uint e = 0; e < 4; ++e) {
+    if (int64_t(e) < n) {
+      // The same order as store_result: alpha * acc, then beta * C_in, then the bias.
+      ACC v = epi.alpha * ACC(acc[e]);
+      if (cin) v += epi.beta * load_out(cin_at);
+      if (bias) v += load_out(bias_at);
+      store_out(at, v);
+    }
+    at += step;
+    cin_at += cin_step;
+    bias_at += bias_step;
+  }
+}
 #endif
 
 void main() {
@@ -467,9 +495,7 @@ void main() {
                 SimtW4(elem_addr(epi.c, b0, b1, row, col, 4)).v =                             \
                     epilogue4(epi, b0, b1, row, col, val);                                    \
               } else {                                                                        \
-                [[unroll]] for (uint e = 0; e < 4; ++e) {                                     \
-                  if (col + e < N) store_result(epi, b0, b1, row, col + e, val[e]);           \
-                }                                                                             \
+                store_results4(epi, b0, b1, row, col, val, N - col);                          \
               }                                                                               \
             }                                                                                 \
           }
