@@ -7,10 +7,14 @@
 #   part c: the score scratch's rows padded to 8 elements: the attention probe again with its
 #           kernels by shape; the attention GEMMs' work as one tall product (all batches' rows
 #           stacked) beside cuBLAS, at K = 64 and N = 197 / 200 / 256; ViT and GPT-2 beside CUDA.
+#   part d: the final tree (SIMT stores into unaligned C from one address per 4 outputs; the
+#           attention rows passes' rules read once): short-K products beside cuBLAS, the
+#           attention probe, the five models beside CUDA, then the correctness suites (pytest -n 8,
+#           gtests beside it) in the time left.
 #   part a: kernels by op shape (VKML_PROFILE=2) for the five models beside CUDA's kernel tables;
 #           GPT-2's SIMT-bound product shapes three ways (cuBLAS, SIMT, fp32 split); GPT-2 and ViT
 #           timed (vkml only) by default and with few-block products through the split.
-# Usage: bash scripts/device_s24_run.sh a|b|c (END=seconds bounds the end). Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s24_run.sh a|b|c|d (END=seconds bounds the end). Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -59,5 +63,32 @@ if [ "$PART" = c ]; then
   timeout $left python3 bench/bench_models.py --only vit,gpt2 --json $OUT/models_c.json \
     > $OUT/models_c.txt 2>&1
   grep -E "model |loss|fallbacks|Error|submits|^gemm|^attention|^kernel" $OUT/models_c.txt | cut -c1-200
+fi
+if [ "$PART" = d ]; then
+  timeout 60 python3 bench/bench_gemm.py --no-cpu \
+    --shapes 151296x64x197,151296x64x200,151296x128x197,151296x197x64,4096x768x1001 \
+    > $OUT/gemm_short_k_d.txt 2>&1
+  cut -c1-200 $OUT/gemm_short_k_d.txt
+  VKML_PROFILE=2 timeout 60 python3 bench/attention_probe.py --profile 10 > $OUT/attn_vkml_d.txt 2>&1
+  cut -c1-200 $OUT/attn_vkml_d.txt
+  timeout 240 python3 bench/bench_models.py --json $OUT/models_d.json > $OUT/models_d.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|submits|^gemm|^conv|^attention|^kernel" $OUT/models_d.txt | cut -c1-200
+  left=$((END - SECONDS - 15))
+  echo "suites with $left s left"
+  ( timeout 60 ./build-h200/tests/vkml_runtime_tests > $OUT/gtest_runtime.log 2>&1
+    timeout $((left - 70)) ./build-h200/tests/vkml_ops_tests > $OUT/gtest_ops.log 2>&1 ) &
+  gtests=$!
+  VKML_FASHION_MNIST=$PWD/.fmnist VKML_FALLBACK=error timeout $left python3 -m pytest -q \
+    -p no:cacheprovider -n 8 -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py \
+    > $OUT/pytest.log 2>&1
+  echo "pytest (-n 8): $(tail -1 $OUT/pytest.log)"
+  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
+  wait $gtests
+  for t in runtime ops; do
+    echo "gtest $t: $(grep -c '^\[       OK \]' $OUT/gtest_$t.log) ok, $(grep -c '^\[  FAILED  \]' \
+      $OUT/gtest_$t.log) failed lines; $(grep -E '^\[  (PASSED|FAILED)|tests ran' $OUT/gtest_$t.log \
+      | tr '\n' ' ')"
+  done
+  grep -h -B2 -A6 "Failure" $OUT/gtest_*.log | head -30
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
