@@ -44,30 +44,8 @@ bool at_keep(AttentionParams p, int64_t b, int64_t h, int64_t m, int64_t n) {
   return float(bits >> 8) * (1.0 / 16777216.0) < p.keep_prob;
 }
 
-// The score rules' parameters, read once. AttentionParams is a buffer reference, whose fields a
-// compiler must reload after every store through another reference (they might alias).
-struct AtRules {
-  int64_t q_len, kv_len;
-  float scale;
-  uint causal, mask_dtype;
-  uint64_t mask;
-  int64_t mask_strides[4];
-};
-
-AtRules at_rules(AttentionParams p) {
-  AtRules r;
-  r.q_len = p.q_len;
-  r.kv_len = p.kv_len;
-  r.scale = p.scale;
-  r.causal = p.causal;
-  r.mask_dtype = p.mask_dtype;
-  r.mask = p.mask;
-  for (int d = 0; d < 4; ++d) r.mask_strides[d] = p.mask_strides[d];
-  return r;
-}
-
 // The scaled, masked score of query m and key n; -inf where n is hidden from m or out of range.
-float at_logit(AtRules p, int64_t b, int64_t h, int64_t m, int64_t n, float dot) {
+float at_logit(AttentionParams p, int64_t b, int64_t h, int64_t m, int64_t n, float dot) {
   if (m >= p.q_len || n >= p.kv_len) return AT_NEG_INF;
   if (p.causal != 0u && n > m) return AT_NEG_INF;
   float x = dot * p.scale;
@@ -78,8 +56,4 @@ float at_logit(AtRules p, int64_t b, int64_t h, int64_t m, int64_t n, float dot)
     return PU8(p.mask + uint64_t(off)).v != uint8_t(0) ? x : AT_NEG_INF;
   }
   return x + at_load(p.mask, off, p.mask_dtype);
-}
-
-float at_logit(AttentionParams p, int64_t b, int64_t h, int64_t m, int64_t n, float dot) {
-  return at_logit(at_rules(p), b, h, m, n, dot);
 }

@@ -41,11 +41,9 @@ float row_reduce(float v, bool take_max, uint seg, uint lane, uint T) {
 void main() {
   AttentionRowsParams rp = pc.rp;
   AttentionParams p = AttentionParams(rp.attn);
-  const AtRules rules = at_rules(p);  // hoisted: the loops store through other references
   const int64_t L = p.q_len, S = p.kv_len;
   const int64_t group = p.heads / p.kv_heads;
   const bool dropout = p.dropout != 0u;
-  const float keep_scale = p.keep_scale;
   const uint T = rp.row_threads, per_group = gl_WorkGroupSize.x / T;
   const uint lane = gl_LocalInvocationIndex % T, seg = gl_LocalInvocationIndex - lane;
   const int64_t first = int64_t(gl_WorkGroupID.x) + int64_t(gl_WorkGroupID.y) *
@@ -65,7 +63,7 @@ void main() {
     // Pass 1: each thread's running max and sum over its keys (online softmax), then merged.
     float mx = AT_NEG_INF, sum = 0.0;
     for (int64_t n = int64_t(lane); n < n_end; n += int64_t(T)) {
-      const float x = at_logit(rules, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
+      const float x = at_logit(p, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
       const float m_new = max(mx, x);
       if (m_new != AT_NEG_INF) {
         sum = sum * exp(mx - m_new) + exp(x - m_new);
@@ -79,9 +77,9 @@ void main() {
     const float inv = sum == 0.0 ? 0.0 : 1.0 / sum;
     // Pass 2: the logits again (the mask is cheaper to re-read than the scores to write back).
     for (int64_t n = int64_t(lane); n < n_end; n += int64_t(T)) {
-      const float x = at_logit(rules, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
+      const float x = at_logit(p, b, h, m, n, PF32(rp.scores + (row + uint64_t(n)) * 4ul).v);
       float pk = exp(x - base) * inv;
-      if (dropout) pk = at_keep(p, b, h, m, n) ? pk * keep_scale : 0.0;
+      if (dropout) pk = at_keep(p, b, h, m, n) ? pk * p.keep_scale : 0.0;
       at_store(rp.prob, int64_t(row) + n, rp.out_dtype, pk);
     }
     if (live && lane == 0u) {
@@ -94,15 +92,15 @@ void main() {
     const float delta_m = rp.dscore != 0ul ? PF32(p.delta + uint64_t(lse_at) * 4ul).v : 0.0;
     for (int64_t n = int64_t(lane); n < n_end; n += int64_t(T)) {
       const uint64_t at = row + uint64_t(n);
-      const float pk = exp(at_logit(rules, b, h, m, n, PF32(rp.scores + at * 4ul).v) - lse_m);
+      const float pk = exp(at_logit(p, b, h, m, n, PF32(rp.scores + at * 4ul).v) - lse_m);
       const bool keep = !dropout || at_keep(p, b, h, m, n);
       if (rp.dscore != 0ul) {
         float dp = PF32(rp.dprob + at * 4ul).v;
-        if (dropout) dp = keep ? dp * keep_scale : 0.0;
+        if (dropout) dp = keep ? dp * p.keep_scale : 0.0;
         at_store(rp.dscore, int64_t(at), rp.out_dtype, pk * (dp - delta_m));
       }
       if (rp.prob != 0ul) {
-        at_store(rp.prob, int64_t(at), rp.out_dtype, dropout ? (keep ? pk * keep_scale : 0.0) : pk);
+        at_store(rp.prob, int64_t(at), rp.out_dtype, dropout ? (keep ? pk * p.keep_scale : 0.0) : pk);
       }
     }
 #endif
