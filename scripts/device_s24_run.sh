@@ -11,10 +11,12 @@
 #           attention rows passes' rules read once): short-K products beside cuBLAS, the
 #           attention probe, the five models beside CUDA, then the correctness suites (pytest -n 8,
 #           gtests beside it) in the time left.
+#   part e: after reverting the rows passes' hoisted rules: the attention probe, ViT and GPT-2
+#           beside CUDA.
 #   part a: kernels by op shape (VKML_PROFILE=2) for the five models beside CUDA's kernel tables;
 #           GPT-2's SIMT-bound product shapes three ways (cuBLAS, SIMT, fp32 split); GPT-2 and ViT
 #           timed (vkml only) by default and with few-block products through the split.
-# Usage: bash scripts/device_s24_run.sh a|b|c|d (END=seconds bounds the end). Summary to stdout; logs to $OUT.
+# Usage: bash scripts/device_s24_run.sh a|b|c|d|e (END=seconds bounds the end). Summary to stdout; logs to $OUT.
 set -uo pipefail
 PART=${1:-a}
 source scripts/device_build_env.sh
@@ -90,5 +92,13 @@ if [ "$PART" = d ]; then
       | tr '\n' ' ')"
   done
   grep -h -B2 -A6 "Failure" $OUT/gtest_*.log | head -30
+fi
+if [ "$PART" = e ]; then
+  VKML_PROFILE=2 timeout 50 python3 bench/attention_probe.py --profile 10 > $OUT/attn_vkml_e.txt 2>&1
+  grep -E "fwd\+bwd|rows|gemm_simtn.*197x197" $OUT/attn_vkml_e.txt | cut -c1-200
+  left=$((END - SECONDS - 5))
+  timeout $left python3 bench/bench_models.py --only vit,gpt2 --json $OUT/models_e.json \
+    > $OUT/models_e.txt 2>&1
+  grep -E "model |loss|fallbacks|Error|^attention" $OUT/models_e.txt | cut -c1-200
 fi
 echo "part $PART: $((SECONDS - t0)) s after the build"
