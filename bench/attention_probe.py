@@ -8,7 +8,8 @@ Prints the median ms of one forward + backward after warm-up and the TFLOP/s it 
 (FLOPs 3.5 x 4*B*H*L*S*E, halved when causal). On vkml a diagnostic line follows (wall, host
 and GPU time per call: bench/timing.diagnose_round); --profile N adds the step's N most expensive
 kernels, each timed alone; with VKML_PROFILE=2 each is named with its op's shape.
-CUDA runs in its own process (a CUDA backward fails in a process that has loaded vkml).
+--device cuda (or cpu) never loads vkml: run it as its own process (a CUDA backward fails in a
+process that has loaded vkml).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import time
 
 import torch
 import torch.nn.functional as F
-
-from bench.timing import warm_up
 
 
 def make_step(device: str, b: int, h: int, n: int, e: int, causal: bool):
@@ -39,6 +38,8 @@ def make_step(device: str, b: int, h: int, n: int, e: int, causal: bool):
 
 
 def median_ms(step, sync, repeat: int = 10) -> float:
+    from bench.timing import warm_up  # after main() decided whether vkml may be loaded
+
     warm_up(step, sync, 3)  # at least 1 s on GPUs: the clock ramps up after idleness
     samples = []
     for _ in range(repeat):
@@ -58,11 +59,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.device == "vkml":
         import torch_vkml  # noqa: F401  (registers the vkml device)
-        import torch_vkml.profiler
 
         sync = torch.vkml.synchronize
-    else:
-        sync = torch.cuda.synchronize
+    else:  # bench.timing must not load vkml here either
+        os.environ["VKML_BENCH_REFERENCE_ONLY"] = "1"
+        sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     label = os.environ.get("PROBE_LABEL", "")
     cases = [(s, False) for s in args.shapes.split(",") if s]
     cases += [(s, True) for s in args.causal_shapes.split(",") if s]

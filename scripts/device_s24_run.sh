@@ -75,23 +75,8 @@ if [ "$PART" = d ]; then
   cut -c1-200 $OUT/attn_vkml_d.txt
   timeout 240 python3 bench/bench_models.py --json $OUT/models_d.json > $OUT/models_d.txt 2>&1
   grep -E "model |loss|fallbacks|Error|submits|^gemm|^conv|^attention|^kernel" $OUT/models_d.txt | cut -c1-200
-  left=$((END - SECONDS - 15))
-  echo "suites with $left s left"
-  ( timeout 60 ./build-h200/tests/vkml_runtime_tests > $OUT/gtest_runtime.log 2>&1
-    timeout $((left - 70)) ./build-h200/tests/vkml_ops_tests > $OUT/gtest_ops.log 2>&1 ) &
-  gtests=$!
-  VKML_FASHION_MNIST=$PWD/.fmnist VKML_FALLBACK=error timeout $left python3 -m pytest -q \
-    -p no:cacheprovider -n 8 -rfE --tb=short tests/torch --ignore=tests/torch/test_opinfo.py \
-    > $OUT/pytest.log 2>&1
-  echo "pytest (-n 8): $(tail -1 $OUT/pytest.log)"
-  grep -E "^(FAILED|ERROR) " $OUT/pytest.log | cut -c1-300 | head -24
-  wait $gtests
-  for t in runtime ops; do
-    echo "gtest $t: $(grep -c '^\[       OK \]' $OUT/gtest_$t.log) ok, $(grep -c '^\[  FAILED  \]' \
-      $OUT/gtest_$t.log) failed lines; $(grep -E '^\[  (PASSED|FAILED)|tests ran' $OUT/gtest_$t.log \
-      | tr '\n' ' ')"
-  done
-  grep -h -B2 -A6 "Failure" $OUT/gtest_*.log | head -30
+  # Call 5 ran an inline copy of this with its bounds taken from END (375 s left for it).
+  source scripts/device_suites.sh
 fi
 if [ "$PART" = e ]; then
   VKML_PROFILE=2 timeout 50 python3 bench/attention_probe.py --profile 10 > $OUT/attn_vkml_e.txt 2>&1
