@@ -115,6 +115,36 @@ def test_kernel_profiler_counts_and_times_each_kernel():
     assert torch_vkml.profiler.kernel_times() == {}
 
 
+def test_profile_names_kernels_by_op_shape():
+    """VKML_PROFILE=2 (read once per process, hence the child): each GEMM's and convolution's
+    kernels carry the op's shape; other kernels keep their plain names."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import torch, torch_vkml
+a, b = torch.randn(37, 29, device="vkml"), torch.randn(29, 11, device="vkml")
+x, w = torch.randn(2, 3, 9, 9, device="vkml"), torch.randn(5, 3, 3, 3, device="vkml")
+with torch_vkml.profiler.profile() as prof:
+    y = (a @ b).relu()
+    z = torch.nn.functional.conv2d(x, w, stride=2)
+    torch.vkml.synchronize()
+torch.testing.assert_close(y.cpu(), (a.cpu() @ b.cpu()).relu(), rtol=1e-5, atol=1e-5)
+torch.testing.assert_close(z.cpu(), torch.nn.functional.conv2d(x.cpu(), w.cpu(), stride=2),
+                           rtol=1e-5, atol=1e-5)
+names = list(prof.times)
+assert any(n.startswith("gemm") and "[mm 37x11x29 f32 A(29,1) B(11,1)]" in n for n in names), names
+assert any("[conv fwd 2x3x9x9 -> 5 k3x3 s2 f32]" in n for n in names), names
+assert any(n.startswith("ew_") and "[" not in n for n in names), names
+assert torch_vkml._C.validation_message_count() == 0
+print("ok")
+"""
+    env = dict(os.environ, VKML_PROFILE="2")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
 def test_pipelines_built_on_threads_while_recording_goes_on(tmp_path):
     """VKML_PIPELINE_THREADS=3 with an empty pipeline cache: every pipeline of a small training
     step is new and built on a worker while its dispatch is held; the step must still match the
