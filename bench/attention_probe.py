@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
@@ -37,19 +35,6 @@ def make_step(device: str, b: int, h: int, n: int, e: int, causal: bool):
     return step
 
 
-def median_ms(step, sync, repeat: int = 10) -> float:
-    from bench.timing import warm_up  # after main() decided whether vkml may be loaded
-
-    warm_up(step, sync, 3)  # at least 1 s on GPUs: the clock ramps up after idleness
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        step()
-        sync()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples) * 1e3
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--device", default="vkml")
@@ -59,24 +44,20 @@ def main() -> None:
     args = ap.parse_args()
     if args.device == "vkml":
         import torch_vkml  # noqa: F401  (registers the vkml device)
-
-        sync = torch.vkml.synchronize
     else:  # bench.timing must not load vkml here either
         os.environ["VKML_BENCH_REFERENCE_ONLY"] = "1"
-        sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    from bench.timing import diagnose_round, median_seconds  # warm-up: at least 1 s on GPUs
     label = os.environ.get("PROBE_LABEL", "")
     cases = [(s, False) for s in args.shapes.split(",") if s]
     cases += [(s, True) for s in args.causal_shapes.split(",") if s]
     for text, causal in cases:
         b, h, n, e = (int(v) for v in text.split("x"))
         step = make_step(args.device, b, h, n, e, causal)
-        ms = median_ms(step, sync)
+        ms = median_seconds(step, args.device) * 1e3
         flops = 3.5 * 4.0 * b * h * n * n * e * (0.5 if causal else 1.0)
         print(f"{label}{args.device} {text}{' causal' if causal else ''}: fwd+bwd {ms:.3f} ms "
               f"{flops / ms / 1e9:.1f} TFLOP/s", flush=True)
         if args.device == "vkml":  # wall, host and GPU time of one call; its kernels
-            from bench.timing import diagnose_round
-
             print(diagnose_round(step, 10, top=args.profile), flush=True)
 
 

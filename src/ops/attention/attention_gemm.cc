@@ -40,10 +40,12 @@ uint64_t score_scratch_budget(const DeviceCaps& caps) {
 // stores at every row otherwise).
 int64_t score_ld(const AttentionParams& p) { return (p.kv_len + 7) / 8 * 8; }
 
+// Elements of one (batch, key head) pair's score buffer: q_len padded rows.
+int64_t pair_elems(const AttentionParams& p) { return p.q_len * score_ld(p); }
+
 // Scratch bytes per (batch, key head) pair: fp32 buffers plus half copies of P / dS.
 uint64_t pair_bytes(const AttentionParams& p, int fp32_buffers, int half_buffers) {
-  return static_cast<uint64_t>(p.q_len * score_ld(p)) *
-         (4ull * fp32_buffers + 2ull * half_buffers);
+  return static_cast<uint64_t>(pair_elems(p)) * (4ull * fp32_buffers + 2ull * half_buffers);
 }
 
 // Pairs per chunk: whole batches of key heads when they fit, else runs of heads of one batch.
@@ -75,7 +77,7 @@ MatrixView scores_view(uint64_t base, const AttentionParams& p, int64_t heads) {
   v.address = base;
   v.row_stride = score_ld(p);
   v.col_stride = 1;
-  v.batch_stride[1] = p.q_len * score_ld(p);
+  v.batch_stride[1] = pair_elems(p);
   v.batch_stride[0] = heads * v.batch_stride[1];
   return v;
 }
@@ -173,14 +175,14 @@ void forward(Device& dev, const AttentionParams& p, const TensorDesc& lse, const
   const DType dt = data_dtype(p);
   const bool half = dt != DType::kF32;
   const Chunk c = chunk_for(p, pair_bytes(p, 1, half), score_scratch_budget(dev.caps()));
-  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * score_ld(p));
+  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * pair_elems(p));
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch prob_half(dev, half ? elems * 2 : 0);
   const uint64_t prob = half ? prob_half.address() : scores.address();
   const int64_t group = p.heads / p.kv_heads;
   const MemRange lse_range = nn::range_of(lse);
   for_each_step(p, c, [&](const Step& s) {
-    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * score_ld(p));
+    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * pair_elems(p));
     const MatrixView q = heads_view(p.q, p.q_strides, dt, s.b0, s.hk0 * group + s.g, group);
     const MatrixView k = heads_view(p.k, p.k_strides, dt, s.b0, s.hk0, 1);
     const MatrixView v = heads_view(p.v, p.v_strides, dt, s.b0, s.hk0, 1);
@@ -212,7 +214,7 @@ void backward(Device& dev, const AttentionParams& p, const TensorDesc& grad_q,
   const int half_buffers = half ? (want_ds ? 1 : 0) + (want_v ? 1 : 0) : 0;
   const Chunk c = chunk_for(p, pair_bytes(p, fp32_buffers, half_buffers),
                             score_scratch_budget(dev.caps()));
-  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * p.q_len * score_ld(p));
+  const uint64_t elems = static_cast<uint64_t>(c.batches * c.heads * pair_elems(p));
   nn::Scratch scores(dev, elems * 4);
   nn::Scratch dprob(dev, want_ds ? elems * 4 : 0);
   nn::Scratch prob_half(dev, half && want_v ? elems * 2 : 0);
@@ -225,7 +227,7 @@ void backward(Device& dev, const AttentionParams& p, const TensorDesc& grad_q,
   const MemRange lse_range = nn::range_of(lse);
   const double scale = p.scale;
   for_each_step(p, c, [&](const Step& s) {
-    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * p.q_len * score_ld(p));
+    const uint64_t n = static_cast<uint64_t>(s.nb * s.nh * pair_elems(p));
     const int64_t hq = s.hk0 * group + s.g;
     const MatrixView q = heads_view(p.q, p.q_strides, dt, s.b0, hq, group);
     const MatrixView k = heads_view(p.k, p.k_strides, dt, s.b0, s.hk0, 1);

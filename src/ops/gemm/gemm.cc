@@ -37,7 +37,8 @@ GemmOperand operand(const MatrixView& v) {
 }
 
 // "mm MxNxK" with batches, dtype and the operands' (row, column) strides, for VKML_PROFILE=2.
-std::string shape_tag(const GemmDesc& d) {
+std::optional<ProfileTag> gemm_tag(const GemmDesc& d) {
+  if (!profiling_shapes()) return std::nullopt;
   auto strides = [](const MatrixView& v) {
     return std::to_string(v.row_stride) + "," + std::to_string(v.col_stride);
   };
@@ -46,7 +47,8 @@ std::string shape_tag(const GemmDesc& d) {
   if (d.batch[0] * d.batch[1] > 1) {
     t += " b" + std::to_string(d.batch[0]) + "x" + std::to_string(d.batch[1]);
   }
-  return t + " A(" + strides(d.a) + ") B(" + strides(d.b) + ")";
+  return std::optional<ProfileTag>(std::in_place,
+                                   t + " A(" + strides(d.a) + ") B(" + strides(d.b) + ")");
 }
 
 uint32_t groups(int64_t wanted, uint32_t limit) {
@@ -119,8 +121,7 @@ void gemm(Device& dev, const GemmDesc& desc) {
   validate_gemm(desc, caps);
   const int64_t batches = desc.batch[0] * desc.batch[1];
   if (desc.m == 0 || desc.n == 0 || batches == 0) return;
-  std::optional<ProfileTag> tag;
-  if (profiling_shapes()) tag.emplace(shape_tag(desc));
+  const auto tag = gemm_tag(desc);
   if (desc.k > 0 && gemm_f32_split_wanted(desc, caps)) {
     gemm_f32_split(dev, desc);
     return;
