@@ -1,8 +1,9 @@
 # vkml developer entry points. Every target runs scripts/setup.sh first (once; a stamp makes it
 # incremental), so `make test` on a fresh Debian 12/13 machine is the whole recipe.
-#   make build | test | demo | bench | format | clean | distclean | device-toolchain
+#   make build | test | demo | bench | opinfo | soak | docs | format | clean | distclean
 #   make sanitize | tsan | fuzz   (ASan+UBSan, ThreadSanitizer, differential fuzzing; see below)
 # Knobs: BUILD_TYPE, JOBS, CTEST_ARGS, PYTEST_ARGS, PYTEST_WORKERS, BENCH_ARGS.
+# GPU machines: scripts/gpu_check.sh (CONTRIBUTING.md).
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -14,11 +15,10 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE      ?= cmake
 STAMPS     := .stamps
-SHARED     ?= ../shared
 CTEST_ARGS  ?=
 PYTEST_ARGS ?=
-# pytest processes (pytest-xdist): on two cores, two took the suite from 17.6 to 12.3 minutes,
-# since pipeline compiles and host work are single-threaded while lavapipe's are not.
+# pytest processes (pytest-xdist): pipeline compiles and host work are single-threaded while
+# lavapipe's are not, so two workers keep two cores busy.
 PYTEST_WORKERS ?= 2
 BENCH_ARGS  ?=
 RUNTIME_BENCH_ARGS ?=
@@ -33,7 +33,7 @@ CLANG_FORMAT ?= clang-format
 FORMAT_DIRS  := src include tests torch_vkml/csrc tools bench
 FORMAT_EXTS  := -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp'
 
-.PHONY: all setup examples-setup build test demo bench format clean distclean device-toolchain opinfo FORCE
+.PHONY: all setup examples-setup build test demo bench docs format clean distclean opinfo FORCE
 
 all: build
 
@@ -45,7 +45,7 @@ $(STAMPS)/setup: scripts/setup.sh $(if $(wildcard $(VENV)/bin/python),,FORCE)
 
 setup: $(STAMPS)/setup
 
-# Packages and data only the examples (and tests/torch/test_examples.py) use: a separate list in setup.sh.
+# Packages and data only the examples (and tests/torch/integration/test_examples.py) use: a separate list in setup.sh.
 $(STAMPS)/examples-setup: scripts/setup.sh $(STAMPS)/setup
 	@bash scripts/setup.sh --examples
 	@touch $@
@@ -75,10 +75,10 @@ test: build examples-setup
 	  echo "== pytest: skipped (no tests/torch/test_*.py)"; \
 	fi
 
-# Long soak: the training loop of tests/torch/test_soak.py for 2,000 steps (make test runs 200).
+# Long soak: the training loop of tests/torch/integration/test_soak.py for 2,000 steps (make test runs 200).
 .PHONY: soak
 soak: build
-	@$(TEST_ENV) $(PY_ENV) VKML_SOAK_STEPS=2000 $(PYTHON) -m pytest -q tests/torch/test_soak.py $(PYTEST_ARGS)
+	@$(TEST_ENV) $(PY_ENV) VKML_SOAK_STEPS=2000 $(PYTHON) -m pytest -q tests/torch/integration/test_soak.py $(PYTEST_ARGS)
 
 # ---- demo / bench -----------------------------------------------------------------------------------
 demo: build examples-setup
@@ -115,14 +115,13 @@ clean:
 distclean: clean
 	rm -rf $(VENV) $(STAMPS) .pytest_cache .ruff_cache
 
-# Vulkan loader, headers and glslang for the GPU machine, unpacked into .vktc (carry it with each run).
-device-toolchain:
-	@if [ -d .vktc ]; then echo ".vktc already exists"; \
-	else bash $(SHARED)/tools/vulkan-toolchain.sh .vktc; fi
-
 FORCE:
 
-# Full OpInfo sweep: regenerates tests/torch/opinfo/status.json and docs/ops.md.
+# docs/configuration.md from the settings registry (include/vkml/config.def); a test checks it.
+docs: build
+	@$(BUILD)/vkml-info --config-doc > docs/configuration.md
+
+# Full OpInfo sweep: regenerates tests/torch/conformance/opinfo/status.json and docs/ops.md.
 opinfo: build
 	@$(TEST_ENV) $(PY_ENV) $(PYTHON) scripts/opinfo_sweep.py
 
@@ -163,8 +162,8 @@ tsan: build
 	  VKML_DEVICE_ORDER=0,0 build-tsan/tests/vkml_runtime_tests --gtest_filter='Threads*'
 
 # Differential fuzzer: random short programs on CPU and vkml for FUZZ_MINUTES with random seeds
-# (make test runs a bounded, fixed-seed slice in tests/torch/test_fuzz.py).
+# (make test runs a bounded, fixed-seed slice in tests/torch/conformance/test_fuzz.py).
 fuzz: build
 	@mkdir -p out
-	@$(TEST_ENV) $(PY_ENV) $(PYTHON) tests/torch/fuzz_programs.py --minutes $(FUZZ_MINUTES) \
+	@$(TEST_ENV) $(PY_ENV) $(PYTHON) tests/torch/conformance/fuzz_programs.py --minutes $(FUZZ_MINUTES) \
 	  --progress-file out/fuzz_current_seed

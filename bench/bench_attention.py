@@ -1,25 +1,30 @@
-"""F.scaled_dot_product_attention timings: vkml (fused kernels) against CUDA where present.
+"""F.scaled_dot_product_attention timings: vkml against CUDA where present.
 
     PYTHONPATH=. .venv/bin/python bench/bench_attention.py [--dtype float16] [--backward]
-        [--shapes 4x16x1024x64,...] [--causal]
+        [--shapes 4x16x1024x64,...] [--causal] [--path gemm] [--sdpa-coopmat 0]
 
 Each shape is BxHxLxE (self-attention, S = L, Ev = E). FLOPs count 4*B*H*L*S*E for the forward
-(halved when causal) and 2.5x that for forward + backward. VKML_SDPA_COOPMAT=0 times the portable
-kernel on devices where the cooperative-matrix forward would run.
+(halved when causal) and 3.5x that for forward + backward. --path picks vkml's attention path
+(VKML_ATTENTION); --sdpa-coopmat 0 times the portable fused kernel on devices where the
+cooperative-matrix forward would run (VKML_SDPA_COOPMAT). CUDA's times come from a child process
+that never loads vkml (see bench/timing.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import torch
 import torch.nn.functional as F
 
-import torch_vkml  # noqa: F401  (registers the vkml device)
-
-from bench.timing import warm_up
+from bench import timing
+from bench.timing import add_timing_args, apply_timing_args, sync_for, warm_up
 
 DEFAULT_SHAPES = "1x8x512x64,4x16x1024x64,2x16x2048x128,1x32x4096x128"
 
@@ -36,6 +41,41 @@ def time_device(fn, sync, warmup: int, repeat: int) -> float:
     return statistics.median(samples)
 
 
+def time_shape(text: str, device: str, args) -> float:
+    """Median seconds of one SDPA call (forward, or forward + backward) at shape BxHxLxE."""
+    b, h, n, e = (int(v) for v in text.split("x"))
+    dtype = getattr(torch, args.dtype)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(b, h, n, e, generator=g).to(dtype).to(device) for _ in range(3))
+    if args.backward:
+        for t in (q, k, v):
+            t.requires_grad_()
+        dout = torch.randn_like(q)
+
+        def step():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+            torch.autograd.grad(out, (q, k, v), dout)
+    else:
+
+        def step():
+            with torch.no_grad():
+                F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+
+    return time_device(step, sync_for(device), args.warmup, args.repeat)
+
+
+def cuda_times(args) -> dict[str, float]:
+    """Seconds per shape on CUDA, from this script in a child process without vkml."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [sys.executable, __file__, "--reference-only", f.name, "--shapes", args.shapes,
+               "--dtype", args.dtype, "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+        cmd += ["--causal"] * args.causal + ["--backward"] * args.backward
+        if args.warmup_seconds is not None:
+            cmd += ["--warmup-seconds", str(args.warmup_seconds)]
+        subprocess.run(cmd, check=True)
+        return json.load(open(f.name))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
@@ -44,39 +84,40 @@ def main() -> None:
     ap.add_argument("--backward", action="store_true", help="time forward + backward")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--path", default="auto", choices=["auto", "fused", "gemm", "gemm-backward"],
+                    help="vkml's attention path (VKML_ATTENTION)")
+    ap.add_argument("--sdpa-coopmat", default="auto", choices=["auto", "0", "1"],
+                    help="fused fp16/bf16 attention on cooperative matrices (VKML_SDPA_COOPMAT)")
+    ap.add_argument("--reference-only", default="", metavar="JSON",
+                    help="time CUDA alone, without loading vkml, into JSON (the child process)")
+    add_timing_args(ap)
     args = ap.parse_args()
-    dtype = getattr(torch, args.dtype)
-    backends = [("vkml", torch.vkml.synchronize)]
-    if torch.cuda.is_available():
-        backends.append(("cuda", torch.cuda.synchronize))
+    apply_timing_args(args)
+    shapes = args.shapes.split(",")
+    if args.reference_only:
+        timing.set_reference_only(True)
+        with open(args.reference_only, "w") as f:
+            json.dump({s: time_shape(s, "cuda", args) for s in shapes}, f)
+        return
+    cuda = cuda_times(args) if torch.cuda.is_available() else {}
+    import torch_vkml
+
     what = "fwd+bwd" if args.backward else "fwd"
-    print(f"sdpa {what} {args.dtype} causal={args.causal}; device: {torch_vkml.device_name()}")
-    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>10} {'TFLOP/s':>8}" for n, _ in backends))
-    for text in args.shapes.split(","):
+    print(f"sdpa {what} {args.dtype} causal={args.causal} path={args.path}; "
+          f"device: {torch_vkml.device_name()}")
+    names = ["vkml"] + (["cuda"] if cuda else [])
+    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>10} {'TFLOP/s':>8}" for n in names))
+    settings = {"VKML_ATTENTION": args.path, "VKML_SDPA_COOPMAT": args.sdpa_coopmat}
+    for text in shapes:
         b, h, n, e = (int(v) for v in text.split("x"))
         flops = 4.0 * b * h * n * n * e * (0.5 if args.causal else 1.0)
         flops *= 3.5 if args.backward else 1.0
-        row = f"{text:>18} "
-        for name, sync in backends:
-            g = torch.Generator().manual_seed(0)
-            q, k, v = (torch.randn(b, h, n, e, generator=g).to(dtype).to(name) for _ in range(3))
-            if args.backward:
-                for t in (q, k, v):
-                    t.requires_grad_()
-                dout = torch.randn_like(q)
-
-                def step(q=q, k=k, v=v, dout=dout):
-                    out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
-                    torch.autograd.grad(out, (q, k, v), dout)
-            else:
-
-                def step(q=q, k=k, v=v):
-                    with torch.no_grad():
-                        F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
-
-            seconds = time_device(step, sync, args.warmup, args.repeat)
-            row += f"{seconds * 1e3:>10.3f} {flops / seconds / 1e12:>8.2f} "
-        print(row, flush=True)
+        with torch_vkml.config.override(**settings):
+            seconds = [time_shape(text, "vkml", args)]
+        if cuda:
+            seconds.append(cuda[text])
+        print(f"{text:>18} " + " ".join(f"{s * 1e3:>10.3f} {flops / s / 1e12:>8.2f}"
+                                        for s in seconds), flush=True)
 
 
 if __name__ == "__main__":

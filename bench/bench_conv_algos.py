@@ -1,5 +1,5 @@
 """The convolution algorithms side by side on one vkml device, in one process: im2col + GEMM
-against the implicit GEMMs (VKML_CONV), Winograd F(2x2, 3x3) (VKML_CONV_WINOGRAD=1) and the
+against the implicit GEMMs (VKML_CONV), Winograd F(m x m, 3x3) (VKML_CONV_WINOGRAD=1) and the
 default choice, forward and forward + both gradients (and each gradient apart), per layer of
 ResNet-18 (32x32 inputs, batch 256) and ResNet-50 (224x224, batch 32). Medians of timed repeats
 after warm-up; the ratio > 1 means the implicit path is faster. On CPU devices the sizes shrink.
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 import torch
 import torch.nn.functional as F
-import torch_vkml
 
-from bench.timing import cpu_device, median_seconds
+import torch_vkml
+from bench.timing import add_timing_args, apply_timing_args, cpu_device, median_seconds
 
 # (Cin, Cout, kernel, stride, input size, batch)
 RESNET18 = [(64, 64, 3, 1, 32, 256), (64, 128, 3, 2, 32, 256), (64, 128, 1, 2, 32, 256),
@@ -44,22 +43,38 @@ def layer_runs(cin, cout, k, s, hw, batch, dtype):
     return [("fwd", fwd), ("fwd+bwd", grads(x, w)), ("fwd+dx", grads(x)), ("fwd+dw", grads(w))]
 
 
+def algorithm_settings(mode: str) -> dict[str, str]:
+    """The settings that select one algorithm. default: the policy's choice; winograd (winograd2,
+    winograd4: that output tile): Winograd where it applies, the implicit GEMMs elsewhere;
+    im2col / implicit: that algorithm with Winograd off."""
+    if mode == "default":
+        return {"VKML_CONV": "auto", "VKML_CONV_WINOGRAD": "auto"}
+    if mode.startswith("winograd"):
+        tile = mode[len("winograd"):]
+        return {"VKML_CONV": "auto", "VKML_CONV_WINOGRAD": "1", **(
+            {"VKML_CONV_WINOGRAD_TILE": tile} if tile else {})}
+    if mode in ("im2col", "implicit"):
+        return {"VKML_CONV": mode, "VKML_CONV_WINOGRAD": "0"}
+    raise SystemExit(f"unknown algorithm {mode!r}: im2col, implicit, winograd[2|4], default")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--json", default="")
     ap.add_argument("--passes", default="fwd,fwd+bwd,fwd+dx,fwd+dw", help="comma-separated")
     ap.add_argument("--algos", default="im2col,implicit,default",
                     help="comma-separated: im2col, implicit, winograd[2|4], default")
+    add_timing_args(ap)
     args = ap.parse_args()
+    apply_timing_args(args)
     dtype = getattr(torch, args.dtype)
     small = cpu_device()
     layers = RESNET18 + RESNET50
     if small:  # lavapipe: a few samples of the smaller layers
         layers = [(ci, co, k, s, min(hw, 16), 4) for ci, co, k, s, hw, _ in RESNET18[:4]]
-    saved = {k: os.environ.get(k)
-             for k in ("VKML_CONV", "VKML_CONV_WINOGRAD", "VKML_CONV_WINOGRAD_TILE")}
     algos = args.algos.split(",")
+    settings = {mode: algorithm_settings(mode) for mode in algos}
     rows = []
     print(f"{'layer':34} {'pass':9} " + " ".join(f"{a + ' ms':>12}" for a in algos) +
           f" {'im2col/impl':>11}")
@@ -70,29 +85,13 @@ def main() -> None:
                 continue
             ms = {a: float("nan") for a in ("im2col", "implicit", "winograd", "default", *algos)}
             for mode in algos:
-                # default: the variables unset; winograd (winograd2, winograd4: that output tile):
-                # Winograd where it applies (the implicit GEMM elsewhere); im2col / implicit: that
-                # algorithm, Winograd off.
-                for key in ("VKML_CONV", "VKML_CONV_WINOGRAD", "VKML_CONV_WINOGRAD_TILE"):
-                    os.environ.pop(key, None)
-                if mode.startswith("winograd"):
-                    os.environ["VKML_CONV_WINOGRAD"] = "1"
-                    if mode != "winograd":
-                        os.environ["VKML_CONV_WINOGRAD_TILE"] = mode[len("winograd"):]
-                elif mode != "default":
-                    os.environ["VKML_CONV"] = mode
-                    os.environ["VKML_CONV_WINOGRAD"] = "0"
-                ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
+                with torch_vkml.config.override(**settings[mode]):
+                    ms[mode] = median_seconds(fn, "vkml", repeat=5 if small else 10) * 1e3
             ratio = ms["im2col"] / ms["implicit"]
             rows.append(dict(layer=tag, pass_=name, ratio=ratio,
                              **{f"{a}_ms": t for a, t in ms.items()}))
             print(f"{tag:34} {name:9} " + " ".join(f"{ms[a]:12.3f}" for a in algos) +
                   f" {ratio:11.2f}", flush=True)
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=torch_vkml.device_name(), dtype=args.dtype, rows=rows), f,

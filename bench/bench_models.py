@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,8 +26,19 @@ import torch
 import torch.nn.functional as F
 
 from bench import model_defs as md
-from bench.timing import (Result, cpu_device, diagnose_round, header, median_seconds,
-                          reference_device, save, sync_for)
+from bench import timing
+from bench.timing import (
+    Result,
+    add_timing_args,
+    apply_timing_args,
+    cpu_device,
+    diagnose_round,
+    header,
+    median_seconds,
+    reference_device,
+    save,
+    sync_for,
+)
 
 
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
@@ -123,7 +133,7 @@ def workloads(small: bool):
 
 def run_reference_child(args, *flags: str) -> None:
     """This script again, for the reference backend, in a child process that never loads vkml
-    (see bench/timing.py), with the parent's model selection."""
+    (see bench/timing.py), with the parent's model selection and warm-up."""
     cmd = [sys.executable, __file__, *flags]
     if args.only:
         cmd += ["--only", args.only]
@@ -131,7 +141,9 @@ def run_reference_child(args, *flags: str) -> None:
         cmd.append("--small")
     if args.cuda_no_tf32:
         cmd.append("--cuda-no-tf32")
-    subprocess.run(cmd, check=True, env=dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1"))
+    if args.warmup_seconds is not None:
+        cmd += ["--warmup-seconds", str(args.warmup_seconds)]
+    subprocess.run(cmd, check=True)
 
 
 def reference_timings(args, ref: str) -> dict:
@@ -185,7 +197,7 @@ def time_one(make, device: str, kind: str, repeat: int, diagnose: str = "",
 def profile_kernels(args) -> None:
     """Where each model's step goes on vkml: kernels timed alone (serialised), top N by GPU time;
     with CUDA present, then the same steps' top N CUDA kernels (torch.profiler), from a child
-    process that never loads vkml (a CUDA backward fails in a process that has; see README)."""
+    process that never loads vkml (see bench/timing.py)."""
     import torch_vkml
 
     for name, make, _kind in selected(args):
@@ -241,11 +253,18 @@ def main() -> None:
     ap.add_argument("--no-diagnose", action="store_true",
                     help="skip the per-model diagnostic round on GPUs "
                     "(bench/timing.diagnose_round)")
-    ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)
-    ap.add_argument("--profile-reference", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--reference-only", default="", metavar="JSON",
+                    help="time the reference backend alone, without loading vkml, into JSON "
+                    "(the child process this script starts for CUDA)")
+    ap.add_argument("--profile-reference", action="store_true",
+                    help="with --profile: the reference backend's kernel tables alone, without "
+                    "loading vkml")
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
+    add_timing_args(ap)
     args = ap.parse_args()
+    apply_timing_args(args)
+    timing.set_reference_only(bool(args.reference_only or args.profile_reference))
     ref = reference_device()
     if args.cuda_no_tf32:
         torch.backends.cudnn.allow_tf32 = False

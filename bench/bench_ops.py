@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,11 +18,18 @@ import time
 import torch
 import torch.nn.functional as F
 
-from bench.timing import (Result, compare, cpu_device, header, reference_device, reference_only,
-                          save, sync_for)
-
-if not reference_only():
-    import torch_vkml
+from bench import timing
+from bench.timing import (
+    Result,
+    add_timing_args,
+    apply_timing_args,
+    compare,
+    cpu_device,
+    header,
+    reference_device,
+    save,
+    sync_for,
+)
 
 GB = 1e9
 TFLOP = 1e12
@@ -211,8 +217,9 @@ def child_reference(args, ref: str) -> dict[str, float]:
         cmd = [sys.executable, __file__, "--only", "conv", "--reference-only", f.name]
         if args.small:
             cmd.append("--small")
-        env = dict(os.environ, VKML_BENCH_REFERENCE_ONLY="1")
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        if args.warmup_seconds is not None:
+            cmd += ["--warmup-seconds", str(args.warmup_seconds)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.load(open(f.name))
 
 
@@ -305,8 +312,13 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated groups: " + ",".join(GROUPS) +
                     ",host")
     ap.add_argument("--json", default="")
-    ap.add_argument("--reference-only", default="", help=argparse.SUPPRESS)  # child: ref times
+    ap.add_argument("--reference-only", default="", metavar="JSON",
+                    help="time the reference backend alone, without loading vkml, into JSON "
+                    "(the child process this script starts for CUDA's gradients)")
+    add_timing_args(ap)
     args = ap.parse_args()
+    apply_timing_args(args)
+    timing.set_reference_only(bool(args.reference_only))
     args.small = args.small or cpu_device()
     ref = reference_device()
     only = [g for g in args.only.split(",") if g]
@@ -316,6 +328,7 @@ def main() -> None:
         return
     if ref == "cuda" and (not only or "conv" in only):
         CHILD_REF_MS.update(child_reference(args, ref))
+    import torch_vkml
     print(f"ops on {torch_vkml.device_name()} against {ref}")
     print(header(ref))
     results: list[Result] = []

@@ -3,29 +3,59 @@
 Every figure is the median of timed samples after warm-up. A sample runs the workload `inner`
 times and then synchronises the device, so the host round trip is spread over several calls.
 The reference backend is CUDA when present (same GPU, same process), else the CPU.
+
+torch_vkml is imported only when a vkml workload runs: a reference-only child process
+(set_reference_only) must never load it, since CUDA backward passes fail PyTorch's autograd stream
+assertion in a process where a PrivateUse1 backend is registered (pytorch/pytorch#161129).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
-
-import os
 
 import torch
 
-# A reference-only child process (bench_models.py) must not load vkml: with torch 2.11 + CUDA,
-# CUDA backward passes failed an autograd-engine stream assertion once torch_vkml was imported.
-if os.environ.get("VKML_BENCH_REFERENCE_ONLY") != "1":
-    import torch_vkml  # noqa: F401  (registers the vkml device)
+_reference_only = False
+_warmup_seconds: float | None = None
+
+
+def set_reference_only(on: bool) -> None:
+    """Marks this process as a reference-only child: vkml is neither loaded nor timed."""
+    global _reference_only
+    _reference_only = on
+
+
+def set_warmup_seconds(seconds: float | None) -> None:
+    """The least warm-up per measurement; None restores the default (see warmup_seconds)."""
+    global _warmup_seconds
+    _warmup_seconds = seconds
+
+
+def add_timing_args(ap: argparse.ArgumentParser) -> None:
+    """The options every benchmark script shares; apply them with apply_timing_args."""
+    ap.add_argument("--warmup-seconds", type=float, default=None, metavar="S",
+                    help="least warm-up per measurement, counted after the first call "
+                    "(default: 1 on GPUs, 0 on CPU devices)")
+
+
+def apply_timing_args(args: argparse.Namespace) -> None:
+    set_warmup_seconds(args.warmup_seconds)
+
+
+def _vkml():
+    import torch_vkml  # registers the vkml device
+
+    return torch_vkml
 
 
 def sync_for(device: str) -> Callable[[], None]:
     if device.startswith("vkml"):
-        return torch.vkml.synchronize
+        return _vkml().synchronize
     if device.startswith("cuda"):
         return torch.cuda.synchronize
     return lambda: None
@@ -33,9 +63,9 @@ def sync_for(device: str) -> Callable[[], None]:
 
 def cpu_device() -> bool:
     """True when the vkml device is a CPU implementation (lavapipe): benchmarks shrink."""
-    if os.environ.get("VKML_BENCH_REFERENCE_ONLY") == "1":
+    if _reference_only:
         return False
-    name = torch_vkml.device_name().lower()
+    name = _vkml().device_name().lower()
     return "llvmpipe" in name or "lavapipe" in name or "swiftshader" in name
 
 
@@ -44,12 +74,11 @@ def reference_device() -> str:
 
 
 def warmup_seconds() -> float:
-    """How long warm-up lasts at least: an H200 ran the first ~0.2-0.3 s of work after an idle
-    spell or new pipelines 2-5x slower, in GPU timestamps too (bench/variance_probe.py), so a few
-    calls are not enough there. None on CPU devices (lavapipe), where CI times only smoke runs."""
-    env = os.environ.get("VKML_BENCH_WARMUP_SECONDS")
-    if env:
-        return float(env)
+    """How long warm-up lasts at least. A GPU that idled, or ran new pipelines, runs its first
+    fraction of a second of work slowly while its clocks ramp up, so a few calls are not enough
+    there; CPU devices (lavapipe) need none. Measurements: docs/design/submission.md."""
+    if _warmup_seconds is not None:
+        return _warmup_seconds
     return 0.0 if cpu_device() else 1.0
 
 
@@ -65,8 +94,7 @@ def warm_up(fn: Callable[[], object], sync: Callable[[], None], calls: int,
         sync()
         done += 1
         # The clock starts after the first call: that one may build pipelines for seconds while
-        # the GPU idles and its clock falls (H200: 1980 -> 345 MHz within 0.3 s), and calls timed
-        # right after ran up to 3x slow (ResNet-50 fp16 at 36-40 ms instead of 13).
+        # the GPU idles and its clocks fall, and calls timed right after it run slowly.
         if start is None:
             start = time.perf_counter()
 
@@ -172,7 +200,7 @@ def header(ref: str) -> str:
 
 def reference_only() -> bool:
     """True in a child process that times the reference backend alone (no vkml loaded)."""
-    return os.environ.get("VKML_BENCH_REFERENCE_ONLY") == "1"
+    return _reference_only
 
 
 def compare(group: str, name: str, unit: str, work: float, make: Callable[[str], Callable],
@@ -193,8 +221,8 @@ def environment() -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "torch": torch.__version__,
     }
-    if os.environ.get("VKML_BENCH_REFERENCE_ONLY") != "1":
-        info["vkml_device"] = torch_vkml.device_name()
+    if not _reference_only:
+        info["vkml_device"] = _vkml().device_name()
     if torch.cuda.is_available():
         info["cuda_device"] = torch.cuda.get_device_name()
     return info

