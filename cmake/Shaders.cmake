@@ -50,23 +50,7 @@ layout(local_size_x = 32) in;
 layout(std430, binding = 0) buffer B { bfloat16_t d[]; };
 void main() { d[gl_LocalInvocationID.x] = bfloat16_t(float(d[0]) * 2.0); }
 ]=])
-vkml_probe_feature(VKML_GLSL_COOPMAT2 [=[
-#version 460
-#extension GL_KHR_cooperative_matrix : require
-#extension GL_NV_cooperative_matrix2 : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-layout(local_size_x = 256) in;
-layout(std430, binding = 0) buffer B { float16_t d[]; };
-void main() {
-  tensorLayoutNV<2> t = createTensorLayoutNV(2);
-  t = setTensorLayoutDimensionNV(t, 64, 64);
-  coopmat<float16_t, gl_ScopeWorkgroup, 32, 32, gl_MatrixUseA> a;
-  coopMatLoadTensorNV(a, d, 0, sliceTensorLayoutNV(t, 0, 32, 0, 32));
-  coopMatStoreTensorNV(a, d, 0, sliceTensorLayoutNV(t, 32, 32, 0, 32));
-}
-]=])
-message(STATUS "vkml shaders: glslang=${VKML_GLSLANG}; cooperative matrix: ${VKML_GLSL_COOPMAT}; cooperative matrix 2: ${VKML_GLSL_COOPMAT2}; bfloat16: ${VKML_GLSL_BF16}")
+message(STATUS "vkml shaders: glslang=${VKML_GLSLANG}; cooperative matrix: ${VKML_GLSL_COOPMAT}; bfloat16: ${VKML_GLSL_BF16}")
 
 # vkml_shader(NAME name SOURCE file.comp [DEFINES A=1 ...] [INCLUDE dir ...] [REQUIRES coopmat|bf16 ...])
 function(vkml_shader)

@@ -20,23 +20,36 @@ list(REMOVE_AT torch_info -1 -2 -3)
 set(TORCH_INCLUDE_DIRS ${torch_info})
 message(STATUS "vkml: building torch_vkml._C against torch ${TORCH_VERSION} (${TORCH_LIB_DIR})")
 
-file(GLOB VKML_BRIDGE_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/torch_vkml/csrc/*.cpp)
+# csrc/device: the PrivateUse1 plumbing and the Python module; csrc/common: helpers every file
+# uses; csrc/ops/<family>: the aten kernels, one folder per src/ops family.
+file(GLOB_RECURSE VKML_BRIDGE_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/torch_vkml/csrc/*.cpp)
 if(NOT VKML_BRIDGE_SRC)
   message(STATUS "vkml: no bridge sources yet")
   return()
 endif()
+# Each file keeps its helpers in a namespace named after it (torch_vkml::ops_<name>,
+# device_<name>, common_<name>), so file names must be unique across the bridge.
+set(_vkml_bridge_names "")
+foreach(f IN LISTS VKML_BRIDGE_SRC)
+  get_filename_component(_name ${f} NAME_WE)
+  if(_name IN_LIST _vkml_bridge_names)
+    message(FATAL_ERROR "vkml: two bridge files are named ${_name}.cpp; rename one (${f})")
+  endif()
+  list(APPEND _vkml_bridge_names ${_name})
+endforeach()
 Python3_add_library(_C MODULE WITH_SOABI ${VKML_BRIDGE_SRC})
 target_include_directories(_C PRIVATE ${TORCH_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/torch_vkml/csrc)
 target_compile_definitions(_C PRIVATE _GLIBCXX_USE_CXX11_ABI=${TORCH_CXX11_ABI}
                                       TORCH_EXTENSION_NAME=_C TORCH_API_INCLUDE_EXTENSION_H)
 target_compile_options(_C PRIVATE -Wno-unused-parameter)
-# Every bridge file parses torch's heaviest headers (9 of a file's 14 s on the 2-core machine):
+# Every bridge file parses torch's heaviest headers, which take most of a file's compile time:
 # one precompiled header for all of them takes minutes off a clean build.
 target_precompile_headers(_C PRIVATE <torch/library.h> <ATen/ops/empty.h> <c10/core/DeviceGuard.h>)
 # Unity batches of 7 files: the bridge's files share most of their template instantiations, which
-# each file compiled again. 2-core machine, clean: 1m51s against 4m09s. Names in the files'
-# anonymous namespaces must therefore be unique across the bridge. Many-core machines (the GPU
-# machine's build script) turn it off: 55 files spread better over 16 cores than 8 units.
+# a separate compile of each file would repeat. Per-file namespaces keep the names of one file
+# apart from the others in its batch; macros are #undef'd at the end of the file that defines
+# them. Many-core machines can turn it off (-DVKML_UNITY_BRIDGE=OFF): files then spread better
+# over the cores than batches do.
 option(VKML_UNITY_BRIDGE "compile the bridge's files in unity batches" ON)
 if(VKML_UNITY_BRIDGE)
   set_target_properties(_C PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 7)

@@ -192,7 +192,7 @@ def main() -> None:
         print(f"steps {horizon}-{cpu_steps - 1} not held to the tolerance: there the CPU's own "
               f"float32 runs differ by up to {max(rel_own[horizon:]):.1e} (a max-pool choice "
               f"between values within a rounding error flips, and SGD with momentum amplifies the "
-              f"difference; scripts/demo_divergence.py shows it); vkml vs CPU there "
+              f"difference); vkml vs CPU there "
               f"{max(rel_vkml[horizon:]):.1e}")
     cpu_test_loss, cpu_test_acc = evaluate(cpu_model, x_test, y_test, torch.device("cpu"))
     print(f"CPU model after {cpu_steps} steps: test loss {cpu_test_loss:.4f}, "

@@ -53,8 +53,9 @@ def staged_data() -> Path | None:
 
 
 def package_dir(module: str, pip_name: str) -> Path:
-    """Folder of a package, found without importing it (some import things we lack): the staged
-    copy under $VKML_EXAMPLES_DATA/python when there is one, else the installed package."""
+    """Folder of a package, found without importing it (some import packages this machine lacks):
+    the staged copy under $VKML_EXAMPLES_DATA/python when there is one, else the installed
+    package."""
     staged = staged_data()
     if staged is not None and (staged / "python" / module).is_dir():
         return staged / "python" / module

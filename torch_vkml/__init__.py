@@ -14,6 +14,8 @@ import torch
 
 from . import _C  # registers the allocator, guard, hooks and kernels (static initialisers)
 
+_C.check_config()  # a bad VKML_* value is a ValueError naming it
+
 if torch._C._get_privateuse1_backend_name() != "vkml":
     torch.utils.rename_privateuse1_backend("vkml")
 
@@ -57,6 +59,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True, unsupported_dtype=_unsupported)
 
 from . import distributed  # noqa: E402,F401  (registers the "vkml" torch.distributed backend)
+from . import config  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 
 __all__ = [name for name in dir(vkml) if not name.startswith("_")]

@@ -1,8 +1,9 @@
 // Convolutions (1-D, 2-D, 3-D; stride, padding, dilation, groups) and their gradients.
 // A transposed convolution is the data gradient of the regular convolution that maps its output
 // space back to its input space, with the same weight tensor, so it needs no kernels of its own.
-// Work goes through im2col + the GEMM family (chunked over the batch to bound the buffer), a
-// direct path for 1x1 kernels, and direct kernels for depthwise convolutions.
+// Work goes through implicit GEMMs, Winograd F(m x m, 3x3), im2col + the GEMM family (chunked
+// over the batch to bound the buffer), a direct path for 1x1 kernels, and direct kernels for
+// depthwise convolutions; the choice per pass is in src/ops/conv/conv_policy.cc.
 #pragma once
 #include <cstdint>
 
@@ -21,9 +22,6 @@ struct ConvDesc {
   int64_t in_size[3] = {1, 1, 1}, out_size[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
   DType dtype = DType::kF32;
-  // fp32 may multiply on tensor cores as bf16 pairs (about 16 significant bits per product, more
-  // than TF32's 11): the bridge sets it from torch.backends.cudnn.allow_tf32, CUDA's own switch.
-  bool fp32_tensor_cores = false;
   // Bytes of im2col workspace per chunk of the batch; 0 picks a default (tests force chunking).
   uint64_t workspace_limit = 0;
 };

@@ -25,14 +25,26 @@ struct CoopMatShape {
   DType a = DType::kF16, b = DType::kF16, c = DType::kF32, result = DType::kF32;
 };
 
-// PCI vendor ids that tuning rules test (DeviceCaps::vendor_id).
+// PCI vendor ids (DeviceCaps::vendor_id).
 constexpr uint32_t kVendorNvidia = 0x10DE;
+constexpr uint32_t kVendorAmd = 0x1002;
+constexpr uint32_t kVendorIntel = 0x8086;
+constexpr uint32_t kVendorArm = 0x13B5;
+constexpr uint32_t kVendorQualcomm = 0x5143;
+constexpr uint32_t kVendorApple = 0x106B;
+
+// The families that kernel-choice policies (src/ops/<family>/<family>_policy.cc) are keyed by.
+// kMobile covers ARM Mali and Qualcomm Adreno; kApple is Apple silicon through MoltenVK; kCpu is any
+// CPU implementation (lavapipe, SwiftShader); kGeneric is every other vendor.
+enum class DeviceClass : uint8_t { kNvidia, kAmd, kIntel, kMobile, kApple, kCpu, kGeneric };
+std::string_view device_class_name(DeviceClass c);
 
 // Everything ops may ask of a device. Probed once; ops read nothing else.
 struct DeviceCaps {
   std::string name, driver_name, driver_info;
   uint32_t vendor_id = 0, device_id = 0, driver_version = 0, driver_id = 0, api_version = 0;
   DeviceKind kind = DeviceKind::kOther;
+  DeviceClass device_class = DeviceClass::kGeneric;
   std::array<uint8_t, 16> device_uuid{}, pipeline_cache_uuid{};
 
   bool fp16_math = false, bf16_math = false, int8_math = false, int16_math = false;
@@ -49,10 +61,6 @@ struct DeviceCaps {
 
   bool coopmat = false;  // VK_KHR_cooperative_matrix, subgroup scope
   bool coopmat_bf16 = false;
-  bool coopmat2 = false;  // VK_NV_cooperative_matrix2 present
-  // Its workgroup scope, flexible dimensions and tensor addressing enabled on the device: only
-  // with VKML_COOPMAT2=1 while the kernels using them (gemm_cm2_*) are experimental.
-  bool coopmat2_tensor = false;
   std::vector<CoopMatShape> coopmat_shapes;
 
   uint32_t max_shared_memory = 0, max_push_constants = 0, max_workgroup_invocations = 0;

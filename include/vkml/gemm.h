@@ -1,8 +1,8 @@
 // Matrix products on the device: C[b] = alpha * A[b] @ B[b] + beta * C_in[b] + bias[b].
 // Every operand is a strided matrix view (row, column and up to two batch strides, in elements),
 // so transposes, slices and broadcasts (stride 0) need no copies. fp16/bf16 accumulate in fp32,
-// f64 in f64. The kernel is chosen by choose_gemm_plan(), a pure function of the descriptor and
-// DeviceCaps.
+// f64 in f64. The kernel is chosen by choose_gemm_plan(), a function of the descriptor, DeviceCaps
+// and the settings (vkml/config.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -52,7 +52,7 @@ struct GemmDesc {
   int64_t max_k_slice = 0;
 };
 
-enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt, kCoopMat2 };
+enum class GemmKernel : uint8_t { kTiled, kGemv, kCoopMat, kCoopMatVec, kTiledVec, kSimt };
 
 // What choose_gemm_plan decided: the shader, its specialization constants and the problem as the
 // kernel sees it (possibly transposed: C^T = B^T A^T, to make C row-major or N the 1-wide side).
@@ -70,15 +70,16 @@ struct GemmPlan {
   bool transposed = false;
 };
 
-// Pure: depends only on the descriptor, the capabilities and which shaders exist in this build.
+// Depends only on the descriptor, the capabilities, the settings and which shaders exist in this
+// build.
 GemmPlan choose_gemm_plan(
     const GemmDesc& desc, const DeviceCaps& caps,
     const std::function<bool(const std::string&)>& shader_exists = has_shader);
 
 // The SIMT fp32 kernels' extra specialization constants (ids 12-14, gemm_simt.comp): the
-// diagnostic probe (VKML_GEMM_PROBE), then how A and B are read (0 scalar loads; 1 4x4 blocks of
-// 16-byte loads; 2 blocks with unpadded shared rows), B's only where it is not 0. Empty when all
-// are off, so the pipelines keep their 12 constants.
+// diagnostic probe (VKML_GEMM_PROBE, 0 outside diagnostic builds), then how A and B are read (0
+// scalar loads; 1 4x4 blocks of 16-byte loads; 2 blocks with unpadded shared rows), B's only where
+// it is not 0. Empty when all are off, so the pipelines keep their 12 constants.
 std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks = 0);
 // Whether an fp32 A (m x k) may be read in 4x4 blocks by a tile with `a_units_per_thread`
 // 4-element units of A per thread: k-contiguous, 16-byte aligned, K % 4 == 0, and
@@ -86,7 +87,7 @@ std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks = 0);
 bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_units_per_thread);
 
 // Split-K partial sums may take at most this much scratch (the planner halves its slices to fit):
-// 256 MiB, or VKML_GEMM_SPLITK_SCRATCH bytes (tests reach the limit with small products).
+// VKML_GEMM_SPLITK_SCRATCH bytes (tests reach the limit with small products).
 int64_t split_k_scratch_bytes();
 
 // Whether the device multiplies 16x16x16 cooperative matrices of `in` (f16 or bf16) into fp32.

@@ -1,5 +1,6 @@
 // Indexing and selection ops: gather/scatter along a dim, index_select/add/copy/fill, advanced
-// (NumPy) indexing and index_put, embedding backward, where/masked ops and nonzero.
+// (NumPy) indexing and index_put, where/masked ops and nonzero. Embedding lookups are in
+// vkml/embedding.h.
 //
 // Index tensors are int32 or int64 device tensors. Kernels never touch memory outside a tensor,
 // even for bad indices: a bad index is skipped (a gather writes 0) and, when `error_flag` is a
@@ -76,13 +77,6 @@ void take(Device& dev, const TensorDesc& out, const TensorDesc& self, const Tens
 // runs in index order (deterministic).
 void put(Device& dev, const TensorDesc& self, const TensorDesc& index, const TensorDesc& source,
          bool accumulate, uint64_t error_flag = 0);
-
-// grad_weight (num_weights, D) = sum of grad rows (grad: indices.sizes + [D]) by index, in
-// index order, skipping padding_idx; with counts_scratch (num_weights int64, any content) each
-// row is scaled by 1 / (occurrences of its index) as scale_grad_by_freq does.
-void embedding_backward(Device& dev, const TensorDesc& grad_weight, const TensorDesc& grad,
-                        const TensorDesc& indices, std::optional<int64_t> padding_idx,
-                        uint64_t counts_scratch = 0, uint64_t error_flag = 0);
 
 }  // namespace vkml::ops
 

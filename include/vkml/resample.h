@@ -78,21 +78,4 @@ void grid_sample_backward(Device& dev, const GridSampleSpec& spec, const TensorD
 void max_unpool(Device& dev, const TensorDesc& out, const TensorDesc& self,
                 const TensorDesc& indices, uint64_t error_flag = 0);
 
-enum class EmbeddingBagMode : uint32_t { kSum = 0, kMean = 1, kMax = 2 };
-
-// embedding_bag forward. weight (num_weights, D) floating; indices and offsets 1-D, both int32
-// or both int64; bag b holds indices [offsets[b], offsets[b+1]) (the last bag runs to the end
-// when offsets has one entry per bag). Writes output (bags, D), offset2bag (num_indices, int64;
-// -1 for indices in no bag),
-// bag_size (bags, int64: non-padding entries) and, for kMax, max_indices (bags, D, int64; -1 for
-// empty bags). per_sample_weights (num_indices, weight's dtype) scales rows (kSum). Entries equal
-// to padding_idx (when >= 0) are skipped; others outside [0, num_weights) are skipped and
-// recorded at error_flag (an IndexErrorRecord, see vkml/index.h) when it is not 0.
-void embedding_bag(Device& dev, EmbeddingBagMode mode, const TensorDesc& output,
-                   const TensorDesc& offset2bag, const TensorDesc& bag_size,
-                   const TensorDesc* max_indices, const TensorDesc& weight,
-                   const TensorDesc& indices, const TensorDesc& offsets,
-                   const TensorDesc* per_sample_weights, int64_t padding_idx,
-                   uint64_t error_flag = 0);
-
 }  // namespace vkml::ops

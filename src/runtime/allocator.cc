@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "vkml/errors.h"
+#include "vkml/config.h"
 
 namespace vkml {
 
@@ -34,9 +35,8 @@ static std::string mib(uint64_t b) {
 
 Allocator::Allocator(VulkanDevice& vk, const DeviceCaps& caps, std::function<void()> sync)
     : vk_(vk), caps_(caps), synchronize_(std::move(sync)) {
-  limit_ = parse_byte_size(std::getenv("VKML_MEMORY_LIMIT"));
-  const char* spill = std::getenv("VKML_HOST_SPILL");
-  spill_ = spill && spill[0] == '1' && vk_.spill_type >= 0;
+  limit_ = static_cast<uint64_t>(config().memory_limit);
+  spill_ = config().host_spill && vk_.spill_type >= 0;
 }
 
 Allocator::~Allocator() {

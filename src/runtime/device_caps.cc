@@ -21,6 +21,37 @@ std::string_view device_kind_name(DeviceKind k) {
   }
 }
 
+std::string_view device_class_name(DeviceClass c) {
+  switch (c) {
+    case DeviceClass::kNvidia: return "nvidia";
+    case DeviceClass::kAmd: return "amd";
+    case DeviceClass::kIntel: return "intel";
+    case DeviceClass::kMobile: return "mobile";
+    case DeviceClass::kApple: return "apple";
+    case DeviceClass::kCpu: return "cpu";
+    default: return "generic";
+  }
+}
+
+namespace {
+
+// A CPU implementation first (lavapipe reports Mesa's vendor id), then MoltenVK (any GPU under
+// Metal behaves as Apple's), then the PCI vendor.
+DeviceClass classify(const DeviceCaps& c) {
+  if (c.kind == DeviceKind::kCpu) return DeviceClass::kCpu;
+  if (c.driver_id == VK_DRIVER_ID_MOLTENVK || c.vendor_id == kVendorApple) return DeviceClass::kApple;
+  switch (c.vendor_id) {
+    case kVendorNvidia: return DeviceClass::kNvidia;
+    case kVendorAmd: return DeviceClass::kAmd;
+    case kVendorIntel: return DeviceClass::kIntel;
+    case kVendorArm:
+    case kVendorQualcomm: return DeviceClass::kMobile;
+    default: return DeviceClass::kGeneric;
+  }
+}
+
+}  // namespace
+
 bool DeviceCaps::supports_dtype(DType t) const {
   switch (t) {
     case DType::kF64: return fp64_math && int64_math;
@@ -115,6 +146,7 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
     case VK_PHYSICAL_DEVICE_TYPE_CPU: c.kind = DeviceKind::kCpu; break;
     default: c.kind = DeviceKind::kOther;
   }
+  c.device_class = classify(c);
   c.denorm_preserve_f32 = floats.shaderDenormPreserveFloat32;
   c.signed_zero_inf_nan_f32 = floats.shaderSignedZeroInfNanPreserveFloat32;
   c.subgroup_size = subgroup.subgroupSize;
@@ -138,8 +170,6 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR fbf{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   f11.pNext = &f12;
@@ -149,10 +179,6 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   bool has_bf16 = has_ext(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   if (has_coopmat) { *tail = &fcm; tail = &fcm.pNext; }
   if (has_bf16) { *tail = &fbf; tail = &fbf.pNext; }
-  const char* cm2_env = std::getenv("VKML_COOPMAT2");
-  const bool want_cm2 = cm2_env && std::string(cm2_env) == "1" &&
-                        has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
-  if (want_cm2) { *tail = &fcm2; tail = &fcm2.pNext; }
   bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
   if (v12) vk::vkGetPhysicalDeviceFeatures2(pd, &f2);
 
@@ -167,10 +193,6 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   c.timeline_semaphore = f12.timelineSemaphore;
   c.subgroup_size_control = v13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   c.bf16_math = has_bf16 && fbf.shaderBFloat16Type;
-  c.coopmat2 = has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
-  c.coopmat2_tensor = want_cm2 && v12 && fcm2.cooperativeMatrixWorkgroupScope &&
-                      fcm2.cooperativeMatrixFlexibleDimensions &&
-                      fcm2.cooperativeMatrixTensorAddressing;
   c.memory_budget = has_ext(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   if (has_coopmat && fcm.cooperativeMatrix && vk::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "vkml/config.h"
 #include "vkml/errors.h"
 #include "vkml/runtime.h"
 
@@ -29,9 +30,13 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
 
 uint64_t validation_message_count() { return g_validation_messages.load(); }
 
-static bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
+// The class VKML_DEVICE_CLASS names (the registry has checked the word).
+static DeviceClass parse_device_class(const std::string& name) {
+  for (DeviceClass c : {DeviceClass::kNvidia, DeviceClass::kAmd, DeviceClass::kIntel,
+                        DeviceClass::kMobile, DeviceClass::kApple, DeviceClass::kCpu}) {
+    if (device_class_name(c) == name) return c;
+  }
+  return DeviceClass::kGeneric;
 }
 
 // Whether the validation layer offers VK_EXT_validation_features (how sync validation is asked for).
@@ -75,7 +80,8 @@ bool Instance::init(std::string* why) {
   if (has_ext(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
     exts.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);  // MoltenVK
   }
-  bool want_validation = env_flag("VKML_VALIDATION");
+  const Config& cfg = config();  // parsed here, when the first device is created
+  bool want_validation = cfg.validation;
   bool sync_validation = false;
   if (want_validation) {
     vk::vkEnumerateInstanceLayerProperties(&n, nullptr);
@@ -95,8 +101,7 @@ bool Instance::init(std::string* why) {
       }
       // Synchronisation validation (hazards between our dispatches and copies) comes from the
       // layer's own VK_EXT_validation_features; VKML_VALIDATION_SYNC=0 leaves it off.
-      const char* sync_env = std::getenv("VKML_VALIDATION_SYNC");
-      if ((!sync_env || std::strcmp(sync_env, "0") != 0) && layer_has_validation_features()) {
+      if (cfg.validation_sync && layer_has_validation_features()) {
         exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
         sync_validation = true;
       }
@@ -142,15 +147,21 @@ bool Instance::init(std::string* why) {
   vk::vkEnumeratePhysicalDevices(instance_, &n, nullptr);
   std::vector<VkPhysicalDevice> pds(n);
   vk::vkEnumeratePhysicalDevices(instance_, &n, pds.data());
-  for (VkPhysicalDevice pd : pds) all_.push_back({pd, probe_caps(pd)});
+  for (VkPhysicalDevice pd : pds) {
+    DeviceCaps caps = probe_caps(pd);
+    if (cfg.device_class != "auto") caps.device_class = parse_device_class(cfg.device_class);
+    all_.push_back({pd, caps});
+  }
 
   std::vector<size_t> order;
-  if (const char* o = std::getenv("VKML_DEVICE_ORDER"); o && *o) {
-    std::stringstream ss(o);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      size_t i = std::strtoul(item.c_str(), nullptr, 10);
-      if (i < all_.size()) order.push_back(i);
+  if (!cfg.device_order.empty()) {
+    for (int64_t i : cfg.device_order) {
+      if (i >= static_cast<int64_t>(all_.size())) {
+        throw InvalidArgument("vkml: VKML_DEVICE_ORDER names device " + std::to_string(i) +
+                              ", but the driver lists " + std::to_string(all_.size()) +
+                              " (vkml-info shows them)");
+      }
+      order.push_back(static_cast<size_t>(i));
     }
   } else {
     for (size_t i = 0; i < all_.size(); ++i) order.push_back(i);

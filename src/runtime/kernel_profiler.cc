@@ -1,4 +1,5 @@
 #include "kernel_profiler.h"
+#include "vkml/config.h"
 
 #include <cstdlib>
 
@@ -10,13 +11,7 @@ namespace {
 thread_local std::string t_profile_tag;
 }  // namespace
 
-bool profiling_shapes() {
-  static const bool on = [] {
-    const char* v = std::getenv("VKML_PROFILE");
-    return v && std::atoi(v) >= 2;
-  }();
-  return on;
-}
+bool profiling_shapes() { return config().profile >= 2; }
 
 ProfileTag::ProfileTag(const std::string& tag) {
   if (!t_profile_tag.empty()) return;

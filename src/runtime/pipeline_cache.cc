@@ -15,6 +15,7 @@
 
 #include "shader_registry.h"
 #include "vkml/errors.h"
+#include "vkml/config.h"
 
 namespace vkml {
 
@@ -37,12 +38,6 @@ std::vector<std::string> skipped_shader_variants() {
 
 bool has_shader(const std::string& name) { return find_embedded_shader(name.c_str()) != nullptr; }
 
-static std::string cache_dir() {
-  if (const char* d = std::getenv("VKML_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vkml";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vkml";
-  return "";
-}
 
 static std::string spec_text(const std::vector<uint32_t>& spec) {
   std::string s;
@@ -50,22 +45,20 @@ static std::string spec_text(const std::vector<uint32_t>& spec) {
   return s;
 }
 
-// On the H200 (session 21) 8 threads cut cold first calls from 21.1 to 8.0 s (ResNet-18
-// training), 8.7 to 3.0 s (ResNet-50 fp16) and 11.6 to 3.2 s (ViT): the driver compiles in
-// parallel. A CPU device (lavapipe) runs its kernels on the same cores: builds stay inline there.
+// GPU drivers compile pipelines in parallel, so a model's cold first call builds on 2-8 threads
+// (docs/design/submission.md#pipeline-threads). A CPU device runs its kernels on the same cores:
+// builds stay inline there.
 unsigned default_build_threads(DeviceKind kind, unsigned hardware_threads) {
   if (kind == DeviceKind::kCpu) return 0;
   return std::clamp(hardware_threads, 2u, 8u);
 }
 
 PipelineCache::PipelineCache(VulkanDevice& vk, const DeviceCaps& caps) : vk_(vk) {
-  const char* log = std::getenv("VKML_PIPELINE_LOG");
-  log_builds_ = log && std::strcmp(log, "1") == 0;
-  max_workers_ = default_build_threads(caps.kind, std::thread::hardware_concurrency());
-  if (const char* threads = std::getenv("VKML_PIPELINE_THREADS")) {
-    max_workers_ = static_cast<unsigned>(std::clamp(std::atoi(threads), 0, 64));
-  }
-  std::string dir = cache_dir();
+  log_builds_ = config().pipeline_log;
+  max_workers_ = config().pipeline_threads == kConfigAuto
+                     ? default_build_threads(caps.kind, std::thread::hardware_concurrency())
+                     : static_cast<unsigned>(config().pipeline_threads);
+  std::string dir = config().cache_dir;
   std::vector<char> data;
   if (!dir.empty()) {
     std::ostringstream name;

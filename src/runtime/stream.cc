@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hazard_tracker.h"
+#include "vkml/config.h"
 #include "vkml/runtime.h"
 
 #include "kernel_profiler.h"
@@ -53,12 +54,11 @@ struct Stream::Impl {
   uint64_t cost_limit = kDefaultSubmitCost;
   // After a host wait the GPU idles until a batch is submitted, so the batches after it grow
   // 1, 2, 4, ... commands up to batch_limit: the GPU starts on the first command while the host
-  // records the rest. (Submitting whenever the GPU was idle cost more than it gained: 332 of
-  // GPT-2's 1,011 dispatches a step went alone, 178.5 ms a step against 126.3; session 22.)
+  // records the rest. Measurements: docs/design/submission.md#ramp.
   // Only batches of at least kRampMinCost ramp: a loop of small ops and a .item() per step
   // would otherwise pay several submissions per step. Off on CPU devices (lavapipe), whose
   // "GPU" shares the host's cores.
-  static constexpr uint64_t kRampMinCost = 1ull << 20;  // ~8 us of a memory-bound op on an H200
+  static constexpr uint64_t kRampMinCost = 1ull << 20;  // a few us of a memory-bound op on a GPU
   bool ramp = false;
   uint32_t ramp_limit = 0;  // the current batch's command limit while ramping (0: batch_limit)
   uint32_t spin_us = 0;  // microseconds of polling before a blocking wait
@@ -379,21 +379,16 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
     qi.queryCount = kTimestampQueries;
     VKML_VK_CHECK(vk::vkCreateQueryPool(vk.device, &qi, nullptr, &impl_->queries));
   }
-  if (const char* b = std::getenv("VKML_BATCH_SIZE")) {
-    impl_->batch_limit = std::max(1, std::atoi(b));
-  }
-  const char* prof = std::getenv("VKML_PROFILE");
-  if (prof && std::atoi(prof) > 0 && device.caps().timestamps) {
+  const Config& cfg = config();
+  impl_->batch_limit = static_cast<uint32_t>(cfg.batch_size);
+  if (cfg.profile > 0 && device.caps().timestamps) {
     impl_->profiler.enable(impl_->vk.device, impl_->batch_limit, device.caps().timestamp_period_ns);
   }
-  if (const char* w = std::getenv("VKML_SYNC_SPIN_US")) {
-    impl_->spin_us = static_cast<uint32_t>(std::strtoul(w, nullptr, 10));
-  }
-  if (const char* c = std::getenv("VKML_SUBMIT_COST")) {
-    impl_->cost_limit = std::strtoull(c, nullptr, 10);
-  }
-  impl_->ramp = device.caps().kind != DeviceKind::kCpu;
-  if (const char* r = std::getenv("VKML_SUBMIT_RAMP")) impl_->ramp = std::atoi(r) != 0;
+  impl_->spin_us = static_cast<uint32_t>(cfg.sync_spin_us);
+  impl_->cost_limit = static_cast<uint64_t>(cfg.submit_cost);
+  // Ramping overlaps recording with a GPU's work; a CPU device shares the host's cores instead.
+  impl_->ramp = cfg.submit_ramp == "auto" ? device.caps().kind != DeviceKind::kCpu
+                                          : cfg.submit_ramp == "1";
   impl_->ramp_submissions = &ramp_submissions_;
   impl_->submissions = &submissions_;
   impl_->pipeline_wait_ns = &pipeline_wait_ns_;

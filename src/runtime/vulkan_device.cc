@@ -8,6 +8,7 @@
 #include "allocator.h"
 #include "pipeline_cache.h"
 #include "vkml/errors.h"
+#include "vkml/config.h"
 #include "vkml/runtime.h"
 #include "vulkan_ext.h"
 
@@ -108,8 +109,6 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR fbf{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   f2.pNext = &f11;
   f11.pNext = &f12;
   void** tail = &f12.pNext;
@@ -143,18 +142,10 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
     *tail = &fbf;
     tail = &fbf.pNext;
   }
-  if (caps.coopmat && caps.coopmat2_tensor) {
-    exts.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
-    fcm2.cooperativeMatrixWorkgroupScope = VK_TRUE;
-    fcm2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
-    fcm2.cooperativeMatrixTensorAddressing = VK_TRUE;
-    *tail = &fcm2;
-    tail = &fcm2.pNext;
-  }
   if (caps.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fpe{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  const char* want_stats = std::getenv("VKML_PIPELINE_STATS");
+  const bool want_stats = config().pipeline_stats;
   // MoltenVK and other portability drivers require this extension to be enabled when listed.
   uint32_t ne = 0;
   vk::vkEnumerateDeviceExtensionProperties(v.physical, nullptr, &ne, nullptr);
@@ -164,7 +155,7 @@ static void create_logical_device(VulkanDevice& v, const DeviceCaps& caps) {
     if (std::strcmp(p.extensionName, "VK_KHR_portability_subset") == 0) {
       exts.push_back("VK_KHR_portability_subset");
     }
-    if (want_stats && std::atoi(want_stats) > 0 &&
+    if (want_stats &&
         std::strcmp(p.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0) {
       exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
       fpe.pipelineExecutableInfo = VK_TRUE;

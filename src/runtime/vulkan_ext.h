@@ -45,24 +45,6 @@ typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
     VkPhysicalDevice, uint32_t*, VkCooperativeMatrixPropertiesKHR*);
 #endif
 
-#ifndef VK_NV_cooperative_matrix2
-#define VK_NV_cooperative_matrix2 1
-#define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
-constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV =
-    static_cast<VkStructureType>(1000593000);
-typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
-  VkStructureType sType;
-  void* pNext;
-  VkBool32 cooperativeMatrixWorkgroupScope;
-  VkBool32 cooperativeMatrixFlexibleDimensions;
-  VkBool32 cooperativeMatrixReductions;
-  VkBool32 cooperativeMatrixConversions;
-  VkBool32 cooperativeMatrixPerElementOperations;
-  VkBool32 cooperativeMatrixTensorAddressing;
-  VkBool32 cooperativeMatrixBlockLoads;
-} VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
-#endif
-
 #ifndef VK_KHR_shader_bfloat16
 #define VK_KHR_shader_bfloat16 1
 #define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"

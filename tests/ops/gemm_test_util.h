@@ -1,5 +1,5 @@
-// Helpers for the GEMM tests: device capabilities like lavapipe's and the H200's, and problem
-// descriptors for the planner (which needs no GPU).
+// Helpers for the GEMM tests: device capabilities like a CPU implementation's and a tensor-core
+// GPU's, and problem descriptors for the planner (which needs no GPU).
 #pragma once
 #include <string>
 
@@ -12,9 +12,10 @@ using ops::GemmKernel;
 using ops::GemmPlan;
 using ops::MatrixView;
 
-inline DeviceCaps lavapipe_like() {
+inline DeviceCaps cpu_like() {
   DeviceCaps c;
   c.kind = DeviceKind::kCpu;
+  c.device_class = DeviceClass::kCpu;
   c.subgroup_size = 8;
   c.max_shared_memory = 32768;
   c.max_workgroup_invocations = 1024;
@@ -22,9 +23,10 @@ inline DeviceCaps lavapipe_like() {
   return c;
 }
 
-inline DeviceCaps h200_like() {
-  DeviceCaps c = lavapipe_like();
+inline DeviceCaps tensor_gpu_like() {
+  DeviceCaps c = cpu_like();
   c.kind = DeviceKind::kDiscrete;
+  c.device_class = DeviceClass::kGeneric;
   c.subgroup_size = 32;
   c.max_shared_memory = 49152;
   c.coopmat = c.coopmat_bf16 = true;
@@ -34,15 +36,17 @@ inline DeviceCaps h200_like() {
   return c;
 }
 
-// The H200-like device as NVIDIA's, and as another vendor's (the tuning rules test the vendor).
+// The same GPU in the NVIDIA and AMD device classes (the policies are keyed by class).
 inline DeviceCaps nvidia_like() {
-  DeviceCaps c = h200_like();
+  DeviceCaps c = tensor_gpu_like();
   c.vendor_id = kVendorNvidia;
+  c.device_class = DeviceClass::kNvidia;
   return c;
 }
 inline DeviceCaps amd_like() {
-  DeviceCaps c = h200_like();
-  c.vendor_id = 0x1002;
+  DeviceCaps c = tensor_gpu_like();
+  c.vendor_id = kVendorAmd;
+  c.device_class = DeviceClass::kAmd;
   return c;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "nn_test_util.h"
-#include "scoped_env.h"
+#include "vkml/config.h"
 #include "vkml/attention.h"
 #include "vkml/profiling.h"
 
@@ -208,7 +208,7 @@ TEST_F(AttentionTest, CoopMatForward) {
   if (!caps.coopmat || !has_shader("attention_coopmat_f16")) {
     GTEST_SKIP() << "no cooperative-matrix attention kernel on this device/build";
   }
-  setenv("VKML_SDPA_COOPMAT", "1", 1);
+  ConfigOverride force("VKML_SDPA_COOPMAT", "1");
   check({2, 4, 2, 130, 77, 64, 64}, DType::kF16, false, 1, true, true);
   check({1, 2, 2, 70, 70, 80, 48}, DType::kF16, true, 2, false, true);
   check({1, 2, 1, 33, 40, 256, 256}, DType::kF16, false, 0, false, false);
@@ -217,15 +217,13 @@ TEST_F(AttentionTest, CoopMatForward) {
     check({2, 2, 2, 65, 129, 128, 128}, DType::kBF16, true, 0, true, true);
     check({1, 4, 4, 17, 33, 8, 8}, DType::kBF16, false, 1, false, true);
   }
-  unsetenv("VKML_SDPA_COOPMAT");
 }
 
-// Sets an environment variable for one scope (restored even when an assertion ends the test).
 // The GEMM path (scores in fp32 scratch, products on the GEMM kernels), forced with
 // VKML_ATTENTION=gemm, on the fused tests' shapes: GQA, masks, causal (a causal row whose only
 // key the float mask hides is fully hidden), strided inputs and outputs, half types.
 TEST_F(AttentionTest, GemmPath) {
-  ScopedEnv path("VKML_ATTENTION", "gemm");
+  ConfigOverride path("VKML_ATTENTION", "gemm");
   set_profiling(dev().stream(), true);
   kernel_times(dev().stream(), true);
   check({2, 2, 2, 7, 33, 8, 8}, DType::kF32, false, 0, false, true);
@@ -247,15 +245,15 @@ TEST_F(AttentionTest, GemmPath) {
 // A scratch budget of a few pairs: chunks of single heads, and of whole batches with a partial
 // last chunk.
 TEST_F(AttentionTest, GemmPathInChunks) {
-  ScopedEnv path("VKML_ATTENTION", "gemm");
+  ConfigOverride path("VKML_ATTENTION", "gemm");
   const Shape z{3, 4, 2, 9, 10, 8, 8};
   const int64_t ld = (z.s + 7) / 8 * 8;  // score rows are padded to 8 elements
   for (int pairs : {1, 5}) {
     const std::string budget = std::to_string(z.l * ld * 8 * pairs);  // backward: 2 fp32
-    ScopedEnv scratch("VKML_ATTENTION_SCRATCH", budget.c_str());
+    ConfigOverride scratch("VKML_ATTENTION_SCRATCH", budget.c_str());
     check(z, DType::kF32, true, 1, true, true);
   }
-  ScopedEnv scratch("VKML_ATTENTION_SCRATCH", std::to_string(z.l * ld * 12 * 3).c_str());
+  ConfigOverride scratch("VKML_ATTENTION_SCRATCH", std::to_string(z.l * ld * 12 * 3).c_str());
   check(z, DType::kF16, false, 2, false, true);
 }
 

@@ -6,7 +6,9 @@
 
 #include "float_buffers.h"
 #include "ops/conv/conv_igemm.h"
+#include "ops/conv/conv_policy.h"
 #include "ops/conv/conv_winograd.h"
+#include "vkml/config.h"
 #include "vkml/conv.h"
 #include "vkml/errors.h"
 #include "vkml/profiling.h"
@@ -112,34 +114,29 @@ double rel_error(const HostFloats& got, const std::vector<double>& ref) {
 
 class ConvTest : public DeviceTest {
  protected:
-  // run_once under both fp32 algorithms (VKML_CONV), whatever the device's default.
+  // run_once under both algorithms (VKML_CONV), whatever the device's default; for fp16/bf16 on
+  // devices with cooperative matrices, also under each B gather of the forward-style passes
+  // (VKML_CONV_COOPMAT_B).
   void run(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
     for (const char* mode : {"im2col", "implicit"}) {
-      setenv("VKML_CONV", mode, 1);
+      ConfigOverride conv("VKML_CONV", mode);
       run_once(g, t, workspace, channels_last);
     }
-    // On devices with cooperative matrices: fp32 as bf16 pairs there too (VKML_CONV_COOPMAT=1),
-    // and every B gather of the forward-style passes (VKML_CONV_COOPMAT_B); same tolerance.
-    if (dev().caps().coopmat) {
-      setenv("VKML_CONV", "implicit", 1);
-      setenv("VKML_CONV_COOPMAT", "1", 1);
-      for (const char* gather : {"nk", "kn", "octets"}) {
-        setenv("VKML_CONV_COOPMAT_B", gather, 1);
-        run_once(g, t, workspace, channels_last, true);
+    const bool half = t == DType::kF16 || t == DType::kBF16;
+    if (dev().caps().coopmat && half) {
+      ConfigOverride conv("VKML_CONV", "implicit");
+      for (const char* gather : {"kn", "octets"}) {
+        ConfigOverride b("VKML_CONV_COOPMAT_B", gather);
+        run_once(g, t, workspace, channels_last);
       }
-      unsetenv("VKML_CONV_COOPMAT_B");
-      unsetenv("VKML_CONV_COOPMAT");
     }
-    unsetenv("VKML_CONV");
   }
 
   // Runs forward, data, weight and bias passes of one geometry; checks each against the
   // reference. x can be given channels-last strides (2-D only).
-  void run_once(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false,
-                bool fp32_tensor_cores = false) {
+  void run_once(const Geo& g, DType t, uint64_t workspace = 0, bool channels_last = false) {
     ConvData d(g, t);
     d.c.workspace_limit = workspace;
-    d.c.fp32_tensor_cores = fp32_tensor_cores;
     const ConvDesc& c = d.c;
     std::vector<double> y_ref(d.y.size(), 0.0), gx_ref(d.x.size(), 0.0), gw_ref(d.w.size(), 0.0);
     std::vector<double> gb_ref(g.cout, 0.0);
@@ -180,9 +177,9 @@ class ConvTest : public DeviceTest {
     d.y.upload(dev(), by.address), d.b.upload(dev(), bb.address);
     const double tol = rel_tolerance(t);
     auto name = [&](const char* pass) {
-      const char* mode = std::getenv("VKML_CONV");
-      return std::string(pass) + " " + std::string(dtype_name(t)) + " " + (mode ? mode : "") +
-             " spatial=" + std::to_string(g.spatial) + " groups=" + std::to_string(g.groups);
+      return std::string(pass) + " " + std::string(dtype_name(t)) + " " + config().conv + " " +
+             config().conv_coopmat_b + " spatial=" + std::to_string(g.spatial) +
+             " groups=" + std::to_string(g.groups);
     };
 
     ops::conv_forward(dev(), c, x, w, &bias, desc(out.address, t, d.ys));
@@ -206,20 +203,12 @@ class ConvTest : public DeviceTest {
     EXPECT_LE(rel_error(got_b, gb_ref), tol) << name("backward bias");
   }
 
-  // A forward pass of g (fp32) under env = value is refused with InvalidArgument (a typo in a
-  // variable), on every device; the variable is unset afterwards.
-  void expect_forward_refused(const Geo& g, const char* env, const char* value) {
-    setenv(env, value, 1);
-    ConvData d(g, DType::kF32);
-    DeviceBuffer buf(dev(), 1 << 16);
-    EXPECT_THROW(ops::conv_forward(dev(), d.c, desc(buf.address, DType::kF32, d.xs),
-                                   desc(buf.address + 4096, DType::kF32, d.ws), nullptr,
-                                   desc(buf.address + 8192, DType::kF32, d.ys)),
-                 InvalidArgument)
-        << env << "=" << value;
-    unsetenv(env);
-  }
 };
+
+// A bad value of a setting is refused with InvalidArgument when it is set.
+void expect_refused(const char* name, const char* value) {
+  EXPECT_THROW(ConfigOverride(name, value), InvalidArgument) << name << "=" << value;
+}
 
 const Geo k2d{2, 2, 3, 4, 1, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}};
 
@@ -268,43 +257,15 @@ TEST_F(ConvTest, ChannelOctets) {
     run({1, 1, 8, 8, 1, {13}, {3}, {1}, {2}, {2}}, t);
     run({3, 1, 8, 16, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, t);
   }
-  setenv("VKML_CONV", "implicit", 1);
-  expect_forward_refused(k2d, "VKML_CONV_COOPMAT_B", "rows");
-  unsetenv("VKML_CONV");
-}
-
-// VKML_CONV_SPLITK: the forward-style passes in K slices summed by a second pass (bias there),
-// including stride phases, groups, channel octets and a slice count K does not divide.
-TEST_F(ConvTest, SplitK) {
-  set_profiling(dev().stream(), true);
-  kernel_times(dev().stream(), true);
-  setenv("VKML_CONV_SPLITK", "3", 1);
-  for (DType t : {DType::kF32, DType::kF16}) {
-    if (!dev().caps().supports_dtype(t)) continue;
-    run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
-    run({2, 2, 16, 16, 2, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, t);
-    run({2, 2, 3, 8, 1, {15, 13}, {7, 7}, {2, 2}, {3, 3}, {1, 1}}, t);
-  }
-  setenv("VKML_CONV_SPLITK", "64", 1);  // more slices than K steps: as many as there are
-  run({2, 2, 16, 24, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
-  unsetenv("VKML_CONV_SPLITK");
-  auto times = kernel_times(dev().stream(), true);
-  size_t reductions = 0;
-  for (const auto& [name, t] : times) {
-    if (name.rfind("conv_splitk_reduce_", 0) == 0) reductions += t.count;
-  }
-  EXPECT_GT(reductions, 0u) << "no pass was split";
-  set_profiling(dev().stream(), false);
-  setenv("VKML_CONV", "implicit", 1);
-  expect_forward_refused(k2d, "VKML_CONV_SPLITK", "0");
-  unsetenv("VKML_CONV");
+  expect_refused("VKML_CONV_COOPMAT_B", "rows");
+  expect_refused("VKML_CONV_COOPMAT_B", "nk");
 }
 
 // VKML_CONV_FOLD=1: 1x1 kernels (strided ones too) as one GEMM over the batch's positions,
 // gathered channel-major, from NCHW and channels-last inputs in every float dtype; the forward
 // then records two copies and the GEMM, and no im2col or implicit kernel.
 TEST_F(ConvTest, FoldedPointwise) {
-  setenv("VKML_CONV_FOLD", "1", 1);
+  ConfigOverride fold("VKML_CONV_FOLD", "1");
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
     if (!dev().caps().supports_dtype(t)) continue;
     run({2, 3, 5, 7, 1, {4, 3}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}, t);
@@ -329,7 +290,6 @@ TEST_F(ConvTest, FoldedPointwise) {
   EXPECT_GE(gemms, 1u);
   EXPECT_EQ(others, 0u);
   set_profiling(dev().stream(), false);
-  unsetenv("VKML_CONV_FOLD");
 }
 
 // VKML_CONV_WINOGRAD=1: 3x3 stride-1 forward passes and both gradients through the F(2x2, 3x3)
@@ -337,10 +297,10 @@ TEST_F(ConvTest, FoldedPointwise) {
 // leave partial tiles), a one-sample workspace (one chunk per sample) and channels-last input,
 // fp16/bf16 too; other geometries ignore it.
 TEST_F(ConvTest, Winograd) {
-  setenv("VKML_CONV_WINOGRAD", "1", 1);
+  ConfigOverride winograd("VKML_CONV_WINOGRAD", "1");
   set_profiling(dev().stream(), true);
   for (const char* tile : {"2", "4"}) {
-    setenv("VKML_CONV_WINOGRAD_TILE", tile, 1);
+    ConfigOverride edge("VKML_CONV_WINOGRAD_TILE", tile);
     kernel_times(dev().stream(), true);
     for (int64_t pad : {0, 1, 2}) {
       run_once({2, 3, 5, 7, 1, {7, 6}, {3, 3}, {1, 1}, {pad, pad}, {1, 1}}, DType::kF32);
@@ -375,26 +335,41 @@ TEST_F(ConvTest, Winograd) {
     }
   }
   set_profiling(dev().stream(), false);
-  unsetenv("VKML_CONV_WINOGRAD_TILE");
-  unsetenv("VKML_CONV_WINOGRAD");
-  expect_forward_refused({2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
-                         "VKML_CONV_WINOGRAD", "yes");
-  setenv("VKML_CONV_WINOGRAD", "1", 1);
-  expect_forward_refused({2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
-                         "VKML_CONV_WINOGRAD_TILE", "3");
-  unsetenv("VKML_CONV_WINOGRAD");
+  expect_refused("VKML_CONV_WINOGRAD", "yes");
+  expect_refused("VKML_CONV_WINOGRAD", "forward,backward");
+  expect_refused("VKML_CONV_WINOGRAD_TILE", "3");
 }
 
-// The rule that picks Winograd with VKML_CONV_WINOGRAD unset, on synthetic devices.
-TEST(ConvWinogradRule, DefaultsPerDtypeAndPass) {
+// Only the listed passes take Winograd under a comma-separated VKML_CONV_WINOGRAD.
+TEST_F(ConvTest, WinogradListedPasses) {
+  ConfigOverride winograd("VKML_CONV_WINOGRAD", "data,weight");
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  run_once({2, 3, 5, 7, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+  const auto ran = kernel_times(dev().stream(), true);
+  auto count = [&](const char* stage) {
+    const auto it = ran.find(std::string("conv_wino4_") + stage + "_f32");
+    return it == ran.end() ? uint64_t{0} : it->second.count;
+  };
+  EXPECT_EQ(count("weight"), 1u);  // the data pass's kernel transform only
+  EXPECT_EQ(count("output"), 1u);
+  EXPECT_EQ(count("wgrad"), 1u);
+  set_profiling(dev().stream(), false);
+}
+
+// The rules that pick Winograd and the implicit GEMM where their settings are auto, on
+// synthetic devices of the generic and CPU classes.
+TEST(ConvPolicy, WinogradDefaultsPerDtypeAndPass) {
   DeviceCaps gpu;
   gpu.kind = DeviceKind::kDiscrete;
+  gpu.device_class = DeviceClass::kGeneric;
   DeviceCaps tensor_gpu = gpu;
   tensor_gpu.coopmat = true;
   tensor_gpu.coopmat_shapes.push_back({16, 16, 16, DType::kF16, DType::kF16, DType::kF32,
                                        DType::kF32});
   DeviceCaps cpu = tensor_gpu;
   cpu.kind = DeviceKind::kCpu;
+  cpu.device_class = DeviceClass::kCpu;
   auto desc = [](DType t, int64_t channels, int64_t plane) {
     ConvDesc c;
     c.batch = 2, c.in_channels = channels, c.out_channels = channels, c.dtype = t;
@@ -403,21 +378,39 @@ TEST(ConvWinogradRule, DefaultsPerDtypeAndPass) {
     }
     return c;
   };
-  for (const char* pass : {"forward", "data", "weight"}) {
-    SCOPED_TRACE(pass);
-    const bool forward = std::string(pass) == "forward";
-    EXPECT_TRUE(ops::winograd_by_default(gpu, desc(DType::kF32, 64, 4), pass));
-    EXPECT_TRUE(ops::winograd_by_default(tensor_gpu, desc(DType::kF32, 64, 4), pass));
-    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kF32, 32, 32), pass));
-    EXPECT_FALSE(ops::winograd_by_default(cpu, desc(DType::kF32, 64, 32), pass));
+  using ops::ConvPass;
+  for (ConvPass pass : {ConvPass::kForward, ConvPass::kData, ConvPass::kWeight}) {
+    SCOPED_TRACE(std::string(ops::conv_pass_name(pass)));
+    const bool forward = pass == ConvPass::kForward;
+    auto rule = [&](const DeviceCaps& caps, const ConvDesc& c) {
+      return ops::conv_winograd_by_default(caps, c, pass);
+    };
+    EXPECT_TRUE(rule(gpu, desc(DType::kF32, 64, 4)));
+    EXPECT_TRUE(rule(tensor_gpu, desc(DType::kF32, 64, 4)));
+    EXPECT_FALSE(rule(tensor_gpu, desc(DType::kF32, 32, 32)));
+    EXPECT_FALSE(rule(cpu, desc(DType::kF32, 64, 32)));
     // Halves: the gradients on planes of 64+ positions; the forward without tensor cores.
-    EXPECT_EQ(ops::winograd_by_default(tensor_gpu, desc(DType::kF16, 64, 8), pass), !forward);
-    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kF16, 512, 7), pass));
-    EXPECT_EQ(ops::winograd_by_default(gpu, desc(DType::kF16, 64, 8), pass), true);
-    EXPECT_FALSE(ops::winograd_by_default(tensor_gpu, desc(DType::kBF16, 48, 32), pass));
+    EXPECT_EQ(rule(tensor_gpu, desc(DType::kF16, 64, 8)), !forward);
+    EXPECT_FALSE(rule(tensor_gpu, desc(DType::kF16, 512, 7)));
+    EXPECT_TRUE(rule(gpu, desc(DType::kF16, 64, 8)));
+    EXPECT_FALSE(rule(tensor_gpu, desc(DType::kBF16, 48, 32)));
     // No bf16 cooperative matrices on tensor_gpu: its bf16 forward takes Winograd too.
-    EXPECT_TRUE(ops::winograd_by_default(tensor_gpu, desc(DType::kBF16, 64, 8), pass));
+    EXPECT_TRUE(rule(tensor_gpu, desc(DType::kBF16, 64, 8)));
+    // The implicit GEMM: always on CPU devices and for fp32; fp16/bf16 only on the
+    // cooperative-matrix kernel, per pass.
+    const ConvDesc half = desc(DType::kF16, 64, 8);
+    EXPECT_TRUE(ops::conv_implicit_by_default(cpu, half, pass, false));
+    EXPECT_TRUE(ops::conv_implicit_by_default(gpu, desc(DType::kF32, 3, 8), pass, false));
+    EXPECT_FALSE(ops::conv_implicit_by_default(gpu, half, pass, false));
+    EXPECT_TRUE(ops::conv_implicit_by_default(tensor_gpu, half, pass, true));
+    // The weight gradient's implicit kernel only over columns of up to 576 channels x taps.
+    EXPECT_EQ(ops::conv_implicit_by_default(tensor_gpu, desc(DType::kF16, 128, 8), pass, true),
+              pass != ConvPass::kWeight);
   }
+  EXPECT_EQ(ops::conv_wgrad_split_target(cpu), 8);
+  EXPECT_EQ(ops::conv_wgrad_split_target(gpu), 1024);
+  ConfigOverride blocks("VKML_CONV_WGRAD_BLOCKS", "300");
+  EXPECT_EQ(ops::conv_wgrad_split_target(gpu), 300);
 }
 
 TEST_F(ConvTest, EveryDtype) {
@@ -432,62 +425,65 @@ TEST_F(ConvTest, EveryDtype) {
 // gradient run as implicit GEMMs (no im2col / col2im), over tiles left partly empty in m, n and
 // k, groups, 1-D to 3-D, channels-last input and a chunk-sized workspace that must not matter.
 TEST_F(ConvTest, ImplicitGemm) {
-  setenv("VKML_CONV", "implicit", 1);
-  setenv("VKML_CONV_FOLD", "0", 1);  // the strided 1x1 forward below is counted as implicit
-  set_profiling(dev().stream(), true);
-  kernel_times(dev().stream(), true);
-  run_once({2, 3, 20, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
-  run_once({2, 2, 4, 6, 2, {6, 5}, {3, 2}, {1, 1}, {2, 0}, {2, 1}}, DType::kF32, 64, true);
-  run_once({1, 2, 3, 5, 1, {9}, {4}, {1}, {2}, {2}}, DType::kF32);
-  run_once({3, 2, 3, 4, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, DType::kF32);
-  auto times = kernel_times(dev().stream(), true);
-  EXPECT_EQ(times["conv_igemm_f32"].count, 8u) << "forward and input gradient of 4 geometries";
-  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 4u);
-  EXPECT_EQ(times.count("conv_col2im_f32") + times.count("conv_im2col_rows_u32"), 0u);
-  // Stride (2, 1): the input gradient is two phases (even and odd rows), each with its own taps.
-  run_once(k2d, DType::kF32);
-  times = kernel_times(dev().stream(), true);
-  EXPECT_EQ(times["conv_igemm_f32"].count, 3u);
-  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
-  EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
-  // Phases no tap reaches get zeros: a strided 1x1 convolution (3 of 4 phases), and dilation 2
-  // with stride 2 and padding 1 in 1-D (the even positions).
-  run_once({2, 2, 3, 4, 1, {7, 6}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}, DType::kF32);
-  run_once({1, 2, 3, 4, 1, {11}, {3}, {2}, {1}, {2}}, DType::kF32);
-  times = kernel_times(dev().stream(), true);
-  EXPECT_EQ(times["conv_igemm_f32"].count, 1u + 4u + 1u + 2u);
-  EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
-  // K = 2 samples x 576 positions: the weight gradient splits K, summed by a second pass.
-  run_once({2, 2, 3, 4, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
-  times = kernel_times(dev().stream(), true);
-  EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
-  EXPECT_EQ(times["gemm_splitk_reduce_f32"].count, 1u);
-  // K steps that carry across the tap digits (a 7x7 stem, stride 2) and, in the weight gradient,
-  // across samples (2x2 outputs: one K step spans 4 samples).
-  run_once({2, 1, 3, 8, 1, {15, 13}, {7, 7}, {2, 2}, {3, 3}, {1, 1}}, DType::kF32);
-  run_once({2, 9, 3, 4, 1, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}}, DType::kF32);
-  kernel_times(dev().stream(), true);
-  for (DType t : {DType::kF16, DType::kBF16}) {  // widened on load, fp32 accumulation
-    if (!dev().caps().supports_dtype(t)) continue;
-    run_once({2, 2, 4, 6, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+  {
+    ConfigOverride conv("VKML_CONV", "implicit");
+    // The strided 1x1 forward below is counted as implicit.
+    ConfigOverride fold("VKML_CONV_FOLD", "0");
+    set_profiling(dev().stream(), true);
+    kernel_times(dev().stream(), true);
+    run_once({2, 3, 20, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+    run_once({2, 2, 4, 6, 2, {6, 5}, {3, 2}, {1, 1}, {2, 0}, {2, 1}}, DType::kF32, 64, true);
+    run_once({1, 2, 3, 5, 1, {9}, {4}, {1}, {2}, {2}}, DType::kF32);
+    run_once({3, 2, 3, 4, 1, {4, 5, 3}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 2}}, DType::kF32);
+    auto times = kernel_times(dev().stream(), true);
+    EXPECT_EQ(times["conv_igemm_f32"].count, 8u) << "forward and input gradient of 4 geometries";
+    EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 4u);
+    EXPECT_EQ(times.count("conv_col2im_f32") + times.count("conv_im2col_rows_u32"), 0u);
+    // Stride (2, 1): the input gradient is two phases (even and odd rows), each with its own taps.
+    run_once(k2d, DType::kF32);
     times = kernel_times(dev().stream(), true);
-    const std::string dt(dtype_name(t));
-    // The SIMT kernels, or their cooperative-matrix twins where the device has them.
-    EXPECT_EQ(times["conv_igemm_" + dt].count + times["conv_igemmc_" + dt].count, 2u) << dt;
-    EXPECT_EQ(times["conv_igemm_wgrad_" + dt].count + times["conv_igemmc_wgrad_" + dt].count, 1u)
-        << dt;
+    EXPECT_EQ(times["conv_igemm_f32"].count, 3u);
+    EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
+    EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
+    // Phases no tap reaches get zeros: a strided 1x1 convolution (3 of 4 phases), and dilation 2
+    // with stride 2 and padding 1 in 1-D (the even positions).
+    run_once({2, 2, 3, 4, 1, {7, 6}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}, DType::kF32);
+    run_once({1, 2, 3, 4, 1, {11}, {3}, {2}, {1}, {2}}, DType::kF32);
+    times = kernel_times(dev().stream(), true);
+    EXPECT_EQ(times["conv_igemm_f32"].count, 1u + 4u + 1u + 2u);
+    EXPECT_EQ(times.count("conv_col2im_f32"), 0u);
+    // K = 2 samples x 576 positions: the weight gradient splits K, summed by a second pass.
+    run_once({2, 2, 3, 4, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32);
+    times = kernel_times(dev().stream(), true);
+    EXPECT_EQ(times["conv_igemm_wgrad_f32"].count, 1u);
+    EXPECT_EQ(times["gemm_splitk_reduce_f32"].count, 1u);
+    // K steps that carry across the tap digits (a 7x7 stem, stride 2) and, in the weight gradient,
+    // across samples (2x2 outputs: one K step spans 4 samples).
+    run_once({2, 1, 3, 8, 1, {15, 13}, {7, 7}, {2, 2}, {3, 3}, {1, 1}}, DType::kF32);
+    run_once({2, 9, 3, 4, 1, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}}, DType::kF32);
+    kernel_times(dev().stream(), true);
+    for (DType t : {DType::kF16, DType::kBF16}) {  // widened on load, fp32 accumulation
+      if (!dev().caps().supports_dtype(t)) continue;
+      run_once({2, 2, 4, 6, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, t);
+      times = kernel_times(dev().stream(), true);
+      const std::string dt(dtype_name(t));
+      // The SIMT kernels, or their cooperative-matrix twins where the device has them.
+      EXPECT_EQ(times["conv_igemm_" + dt].count + times["conv_igemmc_" + dt].count, 2u) << dt;
+      EXPECT_EQ(times["conv_igemm_wgrad_" + dt].count + times["conv_igemmc_wgrad_" + dt].count, 1u)
+          << dt;
+    }
+    set_profiling(dev().stream(), false);
   }
-  set_profiling(dev().stream(), false);
-  unsetenv("VKML_CONV");  // the default: implicit for fp32, and everywhere on CPU devices
-  unsetenv("VKML_CONV_FOLD");
+  // The default: implicit for fp32, and everywhere on CPU devices.
   ConvData d(k2d, DType::kF32);
-  for (ops::ConvPass pass : {ops::ConvPass::kForward, ops::ConvPass::kData, ops::ConvPass::kWeight}) {
+  for (ops::ConvPass pass :
+       {ops::ConvPass::kForward, ops::ConvPass::kData, ops::ConvPass::kWeight}) {
     EXPECT_TRUE(ops::conv_implicit_requested(dev(), d.c, pass));
-    if (dev().caps().kind == DeviceKind::kCpu) {
+    if (dev().caps().device_class == DeviceClass::kCpu) {
       EXPECT_TRUE(ops::conv_implicit_requested(dev(), make_desc(k2d, DType::kF16), pass));
     }
   }
-  expect_forward_refused(k2d, "VKML_CONV", "im2col-typo");
+  expect_refused("VKML_CONV", "im2col-typo");
 }
 
 TEST_F(ConvTest, RejectsInconsistentGeometry) {

@@ -1,6 +1,7 @@
 // Elementwise family against CPU references (double, or exact integers): every op and dtype on
 // strided and broadcast operands, the 1-D fast path, scalars, zero-size, odd shapes, IEEE edge
-// cases and variant planning. VKML_EW_REPORT=1 prints each float op's worst error.
+// cases and variant planning. Each float op's worst error is a test property
+// (`--gtest_output=xml:FILE` writes them).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -141,11 +142,6 @@ bool close(double got, double want, Tol tol) {
 double rel_error(double got, double want, Tol tol) {
   if (std::isnan(want) || std::isinf(want) || std::isnan(got) || std::isinf(got)) return 0;
   return std::abs(got - want) / std::max(std::abs(want), tol.atol / tol.rtol);
-}
-
-bool report_enabled() {
-  const char* e = std::getenv("VKML_EW_REPORT");
-  return e && e[0] == '1';
 }
 
 // ---- CPU references ------------------------------------------------------------------------
@@ -359,8 +355,9 @@ void run_sweep(Device& dev, std::deque<SweepJob>& jobs,
   for (SweepJob& j : jobs) {
     auto got = download<uint8_t>(dev, j.out->address, kN * dtype_size(j.ot));
     double worst = check_all(j.name.c_str(), j.t, j.ot, got, j.ref);
-    if (report_enabled() && dtype_is_float(j.t)) {
-      std::printf("  %-20s %-4s max rel err %.3g\n", j.name.c_str(), dtype_name(j.t).data(), worst);
+    if (dtype_is_float(j.t)) {
+      ::testing::Test::RecordProperty(j.name + "_" + std::string(dtype_name(j.t)),
+                                      std::to_string(worst));
     }
   }
 }

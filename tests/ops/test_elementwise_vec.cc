@@ -1,5 +1,5 @@
 // The elementwise VEC mode (16-byte vector accesses on dense aligned tensors, scalar tail) against
-// the FLAT path it replaces: the same bits for every dtype, with tensor and scalar operands, a
+// the FLAT path it stands in for: the same bits for every dtype, with tensor and scalar operands, a
 // bool-valued op and unary ops, on inputs spread over the whole exponent range (subnormals,
 // overflow to inf) and a size that is no multiple of any vector width.
 #include <cstdint>

@@ -8,7 +8,7 @@
 
 #include "float_buffers.h"
 #include "gemm_test_util.h"
-#include "scoped_env.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 
@@ -229,18 +229,17 @@ TEST_F(GemmTest, NarrowSidesOnSixtyFourWideBlocks) {
   }
 }
 
-// The SIMT fp32 kernel on a small tile (cheap to compile on lavapipe): odd sizes, every layout
-// (16-byte and scalar loads), batches with broadcast, the epilogue and split-K; also its
-// named-accumulator variant with 8x8 thread tiles (all four accumulator blocks).
+// The SIMT fp32 kernel on small tiles (cheap to compile on CPU devices): odd sizes, every layout
+// (16-byte and scalar loads), batches with broadcast, the epilogue and split-K, with 4x4 thread
+// tiles (one accumulator block) and 8x8 ones (all four).
 TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
-  for (auto [name, tile_spec] : {std::pair{"simt", "32x32x8x16x16x4x4"},
-                                 std::pair{"simtn", "32x32x8x16x16x8x8"}}) {
-    SCOPED_TRACE(name);
-    ScopedEnv kernel("VKML_GEMM_F32_KERNEL", name);
-    ScopedEnv tile("VKML_GEMM_SIMT_TILE", tile_spec);
+  ConfigOverride kernel("VKML_GEMM_F32_KERNEL", "simtn");
+  for (const char* tile_spec : {"32x32x8x16x16x4x4", "32x32x8x16x16x8x8"}) {
+    SCOPED_TRACE(tile_spec);
+    ConfigOverride tile("VKML_GEMM_SIMT_TILE", tile_spec);
     const GemmPlan plan = ops::choose_gemm_plan(shape(200, 136, 72), dev().caps());
     ASSERT_EQ(plan.kernel, GemmKernel::kSimt);
-    ASSERT_EQ(plan.shader, std::string("gemm_") + name + "_f32_f32");
+    ASSERT_EQ(plan.shader, "gemm_simtn_f32_f32");
     ASSERT_EQ(plan.tile_m, 32u);
     for (auto [m, n, k] : {std::tuple{1, 1, 1}, {7, 5, 3}, {33, 65, 17}, {130, 67, 41}}) {
       check({m, n, k}, "simt odd sizes");
@@ -278,10 +277,10 @@ TEST_F(GemmTest, SimtKernelLayoutsEpilogueSplitK) {
   }
 }
 
-// The named-accumulator SIMT kernel on the 64x128 block the planner takes over M <= 64:
-// partial column blocks, every operand layout, a batch with broadcast A, the epilogue, split-K.
+// The SIMT kernel on the 64x128 block the planner takes over M <= 64: partial column blocks,
+// every operand layout, a batch with broadcast A, the epilogue, split-K.
 TEST_F(GemmTest, SimtNarrowMTile) {
-  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simtn");
+  ConfigOverride kernel("VKML_GEMM_F32_KERNEL", "simtn");
   GemmDesc desc = shape(64, 520, 40);  // 100 blocks of 64x128: enough for GPUs too
   desc.batch[0] = 20;
   desc.a.batch_stride[0] = 0, desc.b.batch_stride[0] = 520 * 40, desc.c.batch_stride[0] = 64 * 520;
@@ -302,12 +301,12 @@ TEST_F(GemmTest, SimtNarrowMTile) {
   check({64, 520, 3000}, "split-K");
 }
 
-// The SIMT kernel's other tiles (GPU-sized, slow to compile on lavapipe): the common layouts,
+// The SIMT kernel's other tiles (GPU-sized, slow to compile on CPU devices): the common layouts,
 // partial edge tiles and the epilogue.
 TEST_F(GemmTest, SimtKernelTiles) {
-  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
+  ConfigOverride kernel("VKML_GEMM_F32_KERNEL", "simtn");
   for (const char* tile : {"", "64x32x32x32x16x8x4"}) {
-    ScopedEnv override("VKML_GEMM_SIMT_TILE", tile);  // "" = the planner's own choice
+    ConfigOverride override("VKML_GEMM_SIMT_TILE", tile);  // "" = the planner's own choice
     GemmPlan plan = ops::choose_gemm_plan(shape(200, 136, 72), dev().caps());
     ASSERT_EQ(plan.kernel, GemmKernel::kSimt) << tile;
     const std::string ts(tile);
@@ -423,8 +422,5 @@ TEST_F(GemmTest, RejectsBadDescriptors) {
   empty.m = 0;
   EXPECT_NO_THROW(ops::gemm(dev(), empty));
 }
-
-// Where fp32 products take the split into fp16 tensor-core GEMMs without VKML_GEMM_F32_SPLIT:
-// NVIDIA GPUs and products of at least 512 output blocks of 128x128.
 
 }  // namespace vkml::testing

@@ -1,17 +1,17 @@
-// GEMM planning: which kernel, tile and split each problem gets on lavapipe-like and H200-like
-// devices (no GPU needed), and when fp32 products take the fp16 tensor-core split.
-#include <cstdlib>
+// GEMM planning: which kernel, tile and split each problem gets on synthetic CPU and tensor-core
+// GPU devices of several classes (no GPU needed), and when fp32 products take the fp16
+// tensor-core split.
 #include <string>
 
 #include "gemm_test_util.h"
 #include "ops/gemm/gemm_f32_split.h"
-#include "scoped_env.h"
 #include "test_util.h"
+#include "vkml/config.h"
 
 namespace vkml::testing {
 
-TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
-  DeviceCaps caps = lavapipe_like();
+TEST(GemmPlanTest, CpuDevicesUseTiledKernelsWithinSharedMemory) {
+  DeviceCaps caps = cpu_like();
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
     for (int64_t s : {2, 17, 64, 200, 1000}) {
       GemmPlan p = ops::choose_gemm_plan(shape(s, s, s, t, t), caps, scalar_tiled);
@@ -28,10 +28,10 @@ TEST(GemmPlanTest, LavapipeUsesTiledKernelsWithinSharedMemory) {
 }
 
 TEST(GemmPlanTest, AlignedFp32UsesTheVectorisedKernelOnCpuDevices) {
-  // Discrete GPUs take the SIMT kernel by default (the vector one was slower on the H200).
-  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), h200_like(), all_shaders).kernel,
+  // GPUs take the SIMT kernel by default, CPU devices the vectorised one.
+  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), tensor_gpu_like(), all_shaders).kernel,
             GemmKernel::kSimt);
-  for (const DeviceCaps& caps : {lavapipe_like()}) {
+  for (const DeviceCaps& caps : {cpu_like()}) {
     GemmPlan p = ops::choose_gemm_plan(shape(1024, 1024, 64), caps, all_shaders);
     EXPECT_EQ(p.kernel, GemmKernel::kTiledVec);
     EXPECT_EQ(p.shader, "gemm_tiledv_f32_f32");
@@ -52,7 +52,7 @@ TEST(GemmPlanTest, AlignedFp32UsesTheVectorisedKernelOnCpuDevices) {
 }
 
 TEST(GemmPlanTest, VectorShapesUseGemv) {
-  DeviceCaps caps = lavapipe_like();
+  DeviceCaps caps = cpu_like();
   GemmPlan mv = ops::choose_gemm_plan(shape(300, 1, 77), caps, all_shaders);
   EXPECT_EQ(mv.kernel, GemmKernel::kGemv);
   EXPECT_FALSE(mv.transposed);
@@ -78,7 +78,7 @@ TEST(GemmPlanTest, VectorShapesUseGemv) {
 TEST(GemmPlanTest, ColumnMajorOutputIsSolvedTransposed) {
   GemmDesc d = shape(100, 60, 30);
   d.c = {0x3000, 1, 100};
-  GemmPlan p = ops::choose_gemm_plan(d, lavapipe_like(), all_shaders);
+  GemmPlan p = ops::choose_gemm_plan(d, cpu_like(), all_shaders);
   EXPECT_TRUE(p.transposed);
   EXPECT_EQ(p.problem.m, 60);
   EXPECT_EQ(p.problem.c.col_stride, 1);
@@ -86,7 +86,7 @@ TEST(GemmPlanTest, ColumnMajorOutputIsSolvedTransposed) {
 }
 
 TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
-  DeviceCaps caps = h200_like();
+  DeviceCaps caps = tensor_gpu_like();
   GemmDesc f16 = shape(512, 512, 520, DType::kF16, DType::kF16);
   // Operands with a unit stride take the vectorised kernel, with 16-byte loads where aligned.
   GemmPlan v = ops::choose_gemm_plan(f16, caps, all_shaders);
@@ -100,7 +100,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(ops::choose_gemm_plan(wt, caps, all_shaders).spec[8], 0u);
   EXPECT_EQ(v.spec[10], 0u);  // A and B in 16-byte loads
   EXPECT_EQ(v.spec[11], 0u);
-  f16.k = 511;  // A's rows no longer 16-byte aligned: read element by element
+  f16.k = 511;  // A's rows not 16-byte aligned: read element by element
   f16.a.row_stride = 511;
   GemmPlan odd_k = ops::choose_gemm_plan(f16, caps, all_shaders);
   EXPECT_EQ(odd_k.kernel, GemmKernel::kCoopMatVec);
@@ -122,7 +122,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
     EXPECT_EQ(s[1], size == 4096 ? 128u : 64u);
     EXPECT_EQ((s[1] * s[3]) % s[0], 0u);  // whole A tile loads per thread
   }
-  // Not in this build (Debian 12's glslang): the tiled kernel.
+  // Not in this build (a glslang without cooperative matrices): the tiled kernel.
   EXPECT_EQ(ops::choose_gemm_plan(f16, caps, no_coopmat).kernel, GemmKernel::kTiled);
   // bf16 needs the device's bf16 cooperative matrices.
   GemmDesc bf16 = shape(512, 512, 512, DType::kBF16, DType::kF32);
@@ -130,7 +130,7 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   caps.coopmat_bf16 = false;
   EXPECT_EQ(ops::choose_gemm_plan(bf16, caps, all_shaders).kernel, GemmKernel::kTiled);
   // A device without the 16x16x16 fp32-accumulating shape.
-  DeviceCaps odd = h200_like();
+  DeviceCaps odd = tensor_gpu_like();
   odd.coopmat_shapes = {{16, 8, 16, DType::kF16, DType::kF16, DType::kF16, DType::kF16}};
   EXPECT_EQ(ops::choose_gemm_plan(f16, odd, all_shaders).kernel, GemmKernel::kTiled);
   // fp32, f64 and tiny problems never use it (fp32 takes the SIMT kernel on GPUs).
@@ -139,12 +139,12 @@ TEST(GemmPlanTest, CoopMatOnlyWhenDeviceAndBuildHaveIt) {
   EXPECT_EQ(
       ops::choose_gemm_plan(shape(8, 8, 8, DType::kF16, DType::kF16), caps, all_shaders).kernel,
       GemmKernel::kTiled);
-  // No coopmat on lavapipe.
-  EXPECT_EQ(ops::choose_gemm_plan(f16, lavapipe_like(), all_shaders).kernel, GemmKernel::kTiled);
+  // No cooperative matrices on the CPU device.
+  EXPECT_EQ(ops::choose_gemm_plan(f16, cpu_like(), all_shaders).kernel, GemmKernel::kTiled);
 }
 
 TEST(GemmPlanTest, NarrowSidesTakeSixtyFourWideBlocks) {
-  const DeviceCaps caps = h200_like();
+  const DeviceCaps caps = tensor_gpu_like();
   auto spec = [&](int64_t m, int64_t n, int64_t batch) {
     GemmDesc d = shape(m, n, 512, DType::kF16, DType::kF16);
     d.b = {0x2000, n, 1};
@@ -166,28 +166,26 @@ TEST(GemmPlanTest, NarrowSidesTakeSixtyFourWideBlocks) {
 
 TEST(GemmPlanTest, SplitsLongKWhenTheOutputIsSmall) {
   // A convolution's weight gradient: few output blocks, very long K.
-  GemmPlan p = ops::choose_gemm_plan(shape(64, 576, 200704), h200_like(), all_shaders);
+  GemmPlan p = ops::choose_gemm_plan(shape(64, 576, 200704), tensor_gpu_like(), all_shaders);
   EXPECT_GT(p.split_k, 1u);
   EXPECT_EQ(p.k_chunk % 32, 0);
   EXPECT_GE(p.split_k * p.k_chunk, 200704);
   EXPECT_LT((p.split_k - 1) * p.k_chunk, 200704);  // no empty slice
   GemmPlan coop = ops::choose_gemm_plan(shape(64, 576, 200704, DType::kF16, DType::kF16),
-                                        h200_like(), all_shaders);
+                                        tensor_gpu_like(), all_shaders);
   EXPECT_EQ(coop.kernel, GemmKernel::kCoopMatVec);
   EXPECT_GT(coop.split_k, 1u);
   // Enough blocks already, or a short K: no split.
-  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).split_k, 1u);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 512), h200_like(), all_shaders).split_k, 1u);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 1, 100000), h200_like(), all_shaders).split_k, 1u);
-  EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), lavapipe_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 512), tensor_gpu_like(), all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(64, 1, 100000), tensor_gpu_like(), all_shaders).split_k, 1u);
+  EXPECT_GT(ops::choose_gemm_plan(shape(32, 30, 4099), cpu_like(), all_shaders).split_k, 1u);
 }
 
 // The SIMT kernel's few-block products (weight gradients over many tokens) split K towards 1024
-// blocks on NVIDIA (H200 sweep), 256 elsewhere; the sweep variables override the target and the
+// blocks in the NVIDIA class, 256 in the others; the sweep settings override the target and the
 // least slice depth.
-TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
-  unsetenv("VKML_GEMM_SIMT_SPLITK_BLOCKS");
-  unsetenv("VKML_GEMM_SIMT_SPLITK_MIN_SLICE");
+TEST(GemmPlanTest, SimtSplitKTargetFollowsDeviceClass) {
   const DeviceCaps nvidia = nvidia_like(), other = amd_like();
   const GemmDesc wgrad = shape(768, 768, 12608), dgrad = shape(4096, 768, 3072);
   GemmPlan p = ops::choose_gemm_plan(wgrad, nvidia, all_shaders);
@@ -198,26 +196,27 @@ TEST(GemmPlanTest, SimtSplitKTargetFollowsVendor) {
   EXPECT_EQ(ops::choose_gemm_plan(dgrad, nvidia, all_shaders).split_k, 2u);  // 384 blocks
   EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 1u);
   EXPECT_EQ(ops::choose_gemm_plan(dgrad, other, all_shaders).split_k, 1u);
+  EXPECT_EQ(ops::choose_gemm_plan(wgrad, tensor_gpu_like(), all_shaders).split_k, 1u);  // generic
   EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 768, 768), nvidia, all_shaders).split_k, 1u);
   const GemmDesc r50_1x1 = shape(512, 3136, 2048);  // 196 blocks of 128x64
   EXPECT_EQ(ops::choose_gemm_plan(r50_1x1, nvidia, all_shaders).split_k, 4u);  // slices of 512
   {
-    ScopedEnv deep("VKML_GEMM_SIMT_SPLITK_MIN_SLICE", "1024");
+    ConfigOverride deep("VKML_GEMM_SIMT_SPLITK_MIN_SLICE", "1024");
     EXPECT_EQ(ops::choose_gemm_plan(r50_1x1, nvidia, all_shaders).split_k, 2u);
     EXPECT_EQ(ops::choose_gemm_plan(wgrad, nvidia, all_shaders).split_k, 7u);
     EXPECT_EQ(ops::choose_gemm_plan(shape(768, 768, 4096), nvidia, all_shaders).split_k, 4u);
   }
-  ScopedEnv sweep("VKML_GEMM_SIMT_SPLITK_BLOCKS", "512");
+  ConfigOverride sweep("VKML_GEMM_SIMT_SPLITK_BLOCKS", "512");
   EXPECT_EQ(ops::choose_gemm_plan(wgrad, other, all_shaders).split_k, 3u);
   EXPECT_EQ(ops::choose_gemm_plan(dgrad, nvidia, all_shaders).split_k, 1u);
 }
 
 // A read in 4x4 blocks leaves its shared rows unpadded, so a 128x64 block with a K step of 32
-// fits in the H200's 48 KiB (padded it needs 51 KiB); an A the blocks cannot read keeps the pads,
-// and the override is refused there.
+// fits in 48 KiB (padded it needs 51 KiB); an A the blocks cannot read keeps the pads, and the
+// override is refused there.
 TEST(GemmPlanTest, SimtDeepKStepFitsWithUnpaddedA) {
-  ScopedEnv tile("VKML_GEMM_SIMT_TILE", "128x64x32x32x64x8x8");
-  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  ConfigOverride tile("VKML_GEMM_SIMT_TILE", "128x64x32x32x64x8x8");
+  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), all_shaders);
   ASSERT_EQ(p.kernel, GemmKernel::kSimt);
   EXPECT_EQ(p.spec[3], 32u);
   ASSERT_EQ(p.spec.size(), 14u);
@@ -227,17 +226,17 @@ TEST(GemmPlanTest, SimtDeepKStepFitsWithUnpaddedA) {
   // with unpadded rows as well (spec 14 = 2).
   GemmDesc nt = shape(4096, 4096, 4096);
   nt.b = {0x2000, 1, 4096};
-  GemmPlan q = ops::choose_gemm_plan(nt, h200_like(), all_shaders);
+  GemmPlan q = ops::choose_gemm_plan(nt, tensor_gpu_like(), all_shaders);
   ASSERT_EQ(q.kernel, GemmKernel::kSimt);
   EXPECT_EQ(q.spec[3], 32u);
   ASSERT_EQ(q.spec.size(), 15u);
   EXPECT_EQ(q.spec[13], 2u);
   EXPECT_EQ(q.spec[14], 2u);
   EXPECT_EQ(q.shared_bytes, 2u * 32 * (32 + 16) * 16);
-  GemmPlan odd = ops::choose_gemm_plan(shape(4096, 4096, 4095), h200_like(), all_shaders);
+  GemmPlan odd = ops::choose_gemm_plan(shape(4096, 4096, 4095), tensor_gpu_like(), all_shaders);
   ASSERT_EQ(odd.kernel, GemmKernel::kSimt);
   EXPECT_EQ(odd.spec[3], 16u);  // the default tile
-  EXPECT_LE(odd.shared_bytes, h200_like().max_shared_memory);
+  EXPECT_LE(odd.shared_bytes, tensor_gpu_like().max_shared_memory);
 }
 
 // Over M = 64 the 128-row block would spend half its multiplies past the last row: the planner
@@ -249,57 +248,52 @@ TEST(GemmPlanTest, SimtTileFollowsNarrowM) {
   narrow.a.batch_stride[1] = 0;
   narrow.b.batch_stride[1] = 256 * 3136;
   narrow.c.batch_stride[1] = 64 * 3136;
-  GemmPlan p = ops::choose_gemm_plan(narrow, h200_like(), all_shaders);
+  GemmPlan p = ops::choose_gemm_plan(narrow, tensor_gpu_like(), all_shaders);
   ASSERT_EQ(p.kernel, GemmKernel::kSimt);
   EXPECT_EQ(p.tile_m, 64u);
   EXPECT_EQ(p.tile_n, 128u);
-  GemmPlan wide = ops::choose_gemm_plan(shape(4096, 768, 768), h200_like(), all_shaders);
+  GemmPlan wide = ops::choose_gemm_plan(shape(4096, 768, 768), tensor_gpu_like(), all_shaders);
   EXPECT_EQ(wide.tile_m, 128u);
   EXPECT_EQ(wide.tile_n, 64u);
-  GemmPlan tall = ops::choose_gemm_plan(shape(12544, 64, 256), h200_like(), all_shaders);
+  GemmPlan tall = ops::choose_gemm_plan(shape(12544, 64, 256), tensor_gpu_like(), all_shaders);
   EXPECT_EQ(tall.tile_m, 128u);  // N = 64 already fills the 128x64 block's columns
   // 200 rows: 256 padded either way, so the first tile stays.
-  EXPECT_EQ(ops::choose_gemm_plan(shape(200, 4096, 256), h200_like(), all_shaders).tile_m, 128u);
+  EXPECT_EQ(ops::choose_gemm_plan(shape(200, 4096, 256), tensor_gpu_like(), all_shaders).tile_m, 128u);
 }
 
 TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
   // The GPU default (named accumulators, 128x64 blocks of 8x8 thread tiles); CPU devices keep
   // theirs without VKML_GEMM_F32_KERNEL; without the shader, the tiled kernel.
-  GemmPlan gpu = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+  GemmPlan gpu = ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), all_shaders);
   ASSERT_EQ(gpu.kernel, GemmKernel::kSimt);
   EXPECT_EQ(gpu.shader, "gemm_simtn_f32_f32");
   EXPECT_EQ(gpu.tile_m, 128u);
   EXPECT_EQ(gpu.tile_n, 64u);
   EXPECT_EQ(gpu.spec[6], 8u);  // TM
   EXPECT_EQ(gpu.spec[7], 8u);  // TN
-  EXPECT_NE(ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), all_shaders).kernel,
+  EXPECT_NE(ops::choose_gemm_plan(shape(4096, 4096, 4096), cpu_like(), all_shaders).kernel,
             GemmKernel::kSimt);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(),
-                                  [](const std::string& s) { return s != "gemm_simtn_f32_f32"; })
-                .kernel,
+  const auto no_simt = [](const std::string& s) { return s != "gemm_simtn_f32_f32"; };
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), no_simt).kernel,
             GemmKernel::kTiled);
-  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096, DType::kF16, DType::kF32), h200_like(),
-                                  no_coopmat)
+  EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096, DType::kF16, DType::kF32),
+                                  tensor_gpu_like(), no_coopmat)
                 .kernel,
             GemmKernel::kTiled);
   {
-    // The named-accumulator variant: same plan, its own shader, thread tiles of 4 or 8 only.
-    ScopedEnv named("VKML_GEMM_F32_KERNEL", "simtn");
-    GemmPlan n = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
-    ASSERT_EQ(n.kernel, GemmKernel::kSimt);
-    EXPECT_EQ(n.shader, "gemm_simtn_f32_f32");
-    ScopedEnv tile("VKML_GEMM_SIMT_TILE", "32x32x8x16x16x4x4");
-    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 64), h200_like(), all_shaders).shader,
+    // Thread tiles of 4 or 8 only: others fall back to the tiled kernel.
+    ConfigOverride tile("VKML_GEMM_SIMT_TILE", "32x32x8x16x16x4x4");
+    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 64, 64), tensor_gpu_like(), all_shaders).shader,
               "gemm_simtn_f32_f32");
-    ScopedEnv bad("VKML_GEMM_SIMT_TILE", "32x48x8x16x48x4x12");
-    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 96, 64), h200_like(), all_shaders).kernel,
+    ConfigOverride bad("VKML_GEMM_SIMT_TILE", "32x48x8x16x48x4x12");
+    EXPECT_EQ(ops::choose_gemm_plan(shape(64, 96, 64), tensor_gpu_like(), all_shaders).kernel,
               GemmKernel::kTiled);
   }
-  ScopedEnv kernel("VKML_GEMM_F32_KERNEL", "simt");
-  for (const DeviceCaps& caps : {lavapipe_like(), h200_like()}) {
+  ConfigOverride kernel("VKML_GEMM_F32_KERNEL", "simtn");
+  for (const DeviceCaps& caps : {cpu_like(), tensor_gpu_like()}) {
     GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), caps, all_shaders);
     ASSERT_EQ(p.kernel, GemmKernel::kSimt);
-    EXPECT_EQ(p.shader, "gemm_simt_f32_f32");
+    EXPECT_EQ(p.shader, "gemm_simtn_f32_f32");
     ASSERT_EQ(p.spec.size(), 14u);
     EXPECT_EQ(p.spec[0], (p.spec[1] / p.spec[6]) * (p.spec[2] / p.spec[7]));
     EXPECT_EQ(p.spec[12], 0u);  // no diagnostic probe
@@ -334,44 +328,42 @@ TEST(GemmPlanTest, SimtKernelOnRequestForEveryLayout) {
     EXPECT_NE(ops::choose_gemm_plan(shape(64, 64, 64, DType::kF64, DType::kF64), caps, all_shaders)
                   .kernel,
               GemmKernel::kSimt);
-    EXPECT_NE(ops::choose_gemm_plan(shape(64, 64, 64), caps,
-                                    [](const std::string& s) { return s != "gemm_simt_f32_f32"; })
-                  .kernel,
-              GemmKernel::kSimt);
+    EXPECT_NE(ops::choose_gemm_plan(shape(64, 64, 64), caps, no_simt).kernel, GemmKernel::kSimt);
   }
   {
-    ScopedEnv tile("VKML_GEMM_SIMT_TILE", "64x128x16x64x32x8x4");
-    GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders);
+    ConfigOverride tile("VKML_GEMM_SIMT_TILE", "64x128x16x64x32x8x4");
+    GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), all_shaders);
     EXPECT_EQ(p.tile_m, 64u);
     EXPECT_EQ(p.tile_n, 128u);
     EXPECT_EQ(p.spec[0], 256u);
     EXPECT_EQ(p.spec[3], 16u);
   }
   {
-    ScopedEnv bad("VKML_GEMM_SIMT_TILE", "128x128x8x48x64x8x8");  // 48 does not divide 128
-    EXPECT_EQ(ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), all_shaders).spec[4],
-              32u);
+    ConfigOverride bad("VKML_GEMM_SIMT_TILE", "128x128x8x48x64x8x8");  // 48 does not divide 128
+    EXPECT_EQ(
+        ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), all_shaders).spec[4],
+        32u);
   }
-  ScopedEnv tiled("VKML_GEMM_F32_KERNEL", "tiled");
-  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), lavapipe_like(), all_shaders).kernel,
+  ConfigOverride tiled("VKML_GEMM_F32_KERNEL", "tiled");
+  EXPECT_EQ(ops::choose_gemm_plan(shape(1024, 1024, 64), cpu_like(), all_shaders).kernel,
             GemmKernel::kTiled);
 }
 
 TEST(GemmPlanTest, LargeSharedMemoryAllowsDeeperTiles) {
-  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), h200_like(), scalar_tiled);
+  GemmPlan p = ops::choose_gemm_plan(shape(4096, 4096, 4096), tensor_gpu_like(), scalar_tiled);
   EXPECT_EQ(p.tile_m, 128u);
   EXPECT_EQ(p.spec[3], 16u);  // BK
-  GemmPlan q = ops::choose_gemm_plan(shape(4096, 4096, 4096), lavapipe_like(), scalar_tiled);
+  GemmPlan q = ops::choose_gemm_plan(shape(4096, 4096, 4096), cpu_like(), scalar_tiled);
   EXPECT_EQ(q.spec[3], 8u);
 }
 
-TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
-  unsetenv("VKML_GEMM_F32_SPLIT");
+TEST(GemmF32SplitTest, DefaultsFollowDeviceClassAndSize) {
   const DeviceCaps nvidia = nvidia_like(), other = amd_like();
   GemmDesc big = shape(8192, 8192, 8192), narrow = shape(4096, 3072, 768);
   EXPECT_TRUE(ops::gemm_f32_split_wanted(big, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(big, other));
-  EXPECT_FALSE(ops::gemm_f32_split_wanted(big, lavapipe_like()));
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(big, tensor_gpu_like()));  // generic class
+  EXPECT_FALSE(ops::gemm_f32_split_wanted(big, cpu_like()));
   EXPECT_TRUE(ops::gemm_f32_split_wanted(narrow, nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(8192, 8192, 512), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(512, 8192, 8192), nvidia));
@@ -387,7 +379,7 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(4096, 768, 50257), nvidia));
   EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(768, 3072, 12608), other));
   {
-    ScopedEnv min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "0");
+    ConfigOverride min_blocks("VKML_GEMM_F32_SPLIT_MIN_BLOCKS", "0");
     EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(2304, 768, 4096), nvidia));
     EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(1024, 1024, 1024), nvidia));
   }
@@ -402,22 +394,21 @@ TEST(GemmF32SplitTest, DefaultsFollowVendorAndSize) {
   in_place.c_in = in_place.c;
   EXPECT_FALSE(ops::gemm_f32_split_wanted(in_place, nvidia));
   {
-    ScopedEnv off("VKML_GEMM_F32_SPLIT", "0");
+    ConfigOverride off("VKML_GEMM_F32_SPLIT", "0");
     EXPECT_FALSE(ops::gemm_f32_split_wanted(big, nvidia));
   }
   {
-    ScopedEnv on("VKML_GEMM_F32_SPLIT", "1");
+    ConfigOverride on("VKML_GEMM_F32_SPLIT", "1");
     EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), other));
-    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
+    EXPECT_FALSE(ops::gemm_f32_split_wanted(shape(64, 64, 64), cpu_like()));
   }
-  ScopedEnv forced("VKML_GEMM_F32_SPLIT", "force");
-  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), lavapipe_like()));
+  ConfigOverride forced("VKML_GEMM_F32_SPLIT", "force");
+  EXPECT_TRUE(ops::gemm_f32_split_wanted(shape(64, 64, 64), cpu_like()));
 }
 
-// GemmDesc::max_k_slice cuts K however many blocks the output has, in whole K tiles of 32, and
-// keeps the product off the coopmat2 kernel (no split-K there).
+// GemmDesc::max_k_slice cuts K however many blocks the output has, in whole K tiles of 32.
 TEST(GemmF32SplitTest, SliceBoundIsHonoured) {
-  const DeviceCaps caps = h200_like();
+  const DeviceCaps caps = tensor_gpu_like();
   GemmDesc big = shape(8192, 8192, 8192, DType::kF16, DType::kF32);
   EXPECT_EQ(ops::choose_gemm_plan(big, caps, all_shaders).split_k, 1u);
   big.max_k_slice = 1024;
@@ -433,14 +424,6 @@ TEST(GemmF32SplitTest, SliceBoundIsHonoured) {
   EXPECT_EQ(ops::choose_gemm_plan(odd, caps, all_shaders).split_k, 2u);
   odd.max_k_slice = 1024;  // K fits one slice: the planner's own choice
   EXPECT_EQ(ops::choose_gemm_plan(odd, caps, all_shaders).split_k, 1u);
-  DeviceCaps cm2 = caps;
-  cm2.coopmat2_tensor = true;
-  big.max_k_slice = 0;
-  ASSERT_EQ(ops::choose_gemm_plan(big, cm2, all_shaders).kernel, GemmKernel::kCoopMat2);
-  big.max_k_slice = 1024;
-  plan = ops::choose_gemm_plan(big, cm2, all_shaders);
-  EXPECT_NE(plan.kernel, GemmKernel::kCoopMat2);
-  EXPECT_EQ(plan.k_chunk, 1024);
 }
 
 }  // namespace vkml::testing

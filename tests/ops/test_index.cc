@@ -6,6 +6,7 @@
 
 #include "test_util.h"
 #include "ops/index/index_launch.h"
+#include "vkml/embedding.h"
 #include "vkml/index.h"
 
 namespace vkml::testing {

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "nn_test_util.h"
+#include "vkml/embedding.h"
 #include "vkml/resample.h"
 
 namespace vkml::testing {

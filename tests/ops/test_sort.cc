@@ -7,8 +7,8 @@
 #include <limits>
 #include <numeric>
 
-#include "scoped_env.h"
 #include "test_util.h"
+#include "vkml/config.h"
 #include "vkml/sort.h"
 
 namespace vkml::testing {
@@ -68,7 +68,7 @@ void check_sort(Device& dev, DType dt, int64_t rows, int64_t n, bool descending,
 
 // Sets an environment variable for one scope.
 TEST_F(SortTest, FloatShortAndLongLines) {
-  ScopedEnv bitonic("VKML_SORT_RADIX_MIN", "1000000000");  // the global merge steps
+  ConfigOverride bitonic("VKML_SORT_RADIX_MIN", "1000000000");  // the global merge steps
   check_sort<float>(dev(), DType::kF32, 5, 37, false, 1);
   check_sort<float>(dev(), DType::kF32, 3, 2048, true, 2);
   check_sort<float>(dev(), DType::kF32, 2, 4500, false, 3);
@@ -76,7 +76,7 @@ TEST_F(SortTest, FloatShortAndLongLines) {
 }
 
 TEST_F(SortTest, IntegerAndDoubleLines) {
-  ScopedEnv bitonic("VKML_SORT_RADIX_MIN", "1000000000");
+  ConfigOverride bitonic("VKML_SORT_RADIX_MIN", "1000000000");
   check_sort<int32_t>(dev(), DType::kI32, 4, 100, false, 5);
   check_sort<int64_t>(dev(), DType::kI64, 4, 100, true, 6);
   check_sort<int8_t>(dev(), DType::kI8, 3, 333, false, 7);
@@ -87,9 +87,9 @@ TEST_F(SortTest, IntegerAndDoubleLines) {
 constexpr const char* kRadixVariants[] = {"0", "1"};
 
 TEST_F(SortTest, RadixSortEveryKeyWidth) {
-  ScopedEnv force("VKML_SORT_RADIX_MIN", "1");
+  ConfigOverride force("VKML_SORT_RADIX_MIN", "1");
   for (const char* serial : kRadixVariants) {
-    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", serial);
+    ConfigOverride variant("VKML_SORT_RADIX_SERIAL", serial);
     check_sort<float>(dev(), DType::kF32, 5, 37, false, 11);
     check_sort<float>(dev(), DType::kF32, 3, 5000, true, 12);
     check_sort<int8_t>(dev(), DType::kI8, 3, 4097, true, 13);
@@ -102,9 +102,9 @@ TEST_F(SortTest, RadixSortEveryKeyWidth) {
 }
 
 TEST_F(SortTest, RadixSortSkipsConstantDigits) {
-  ScopedEnv force("VKML_SORT_RADIX_MIN", "1");
+  ConfigOverride force("VKML_SORT_RADIX_MIN", "1");
   for (const char* serial : kRadixVariants) {
-    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", serial);
+    ConfigOverride variant("VKML_SORT_RADIX_SERIAL", serial);
     // Non-negative int64 below 1000: the six upper key bytes are constant on every line
     // (skipped), so the result stays in the first buffer; int32 below 256: three skipped, the
     // result is in the second.
@@ -120,10 +120,10 @@ TEST_F(SortTest, RadixSortSkipsConstantDigits) {
 TEST_F(SortTest, RadixSortManyTilesPerLine) {
   // More than VKML_RADIX_SERIAL_TILES tiles per line: the digit scan runs one workgroup per digit.
   {
-    ScopedEnv variant("VKML_SORT_RADIX_SERIAL", "0");
+    ConfigOverride variant("VKML_SORT_RADIX_SERIAL", "0");
     check_sort<float>(dev(), DType::kF32, 2, 140000, false, 31);
   }
-  ScopedEnv variant("VKML_SORT_RADIX_SERIAL", "1");
+  ConfigOverride variant("VKML_SORT_RADIX_SERIAL", "1");
   check_sort<float>(dev(), DType::kF32, 1, 70 * 8192 + 5, true, 32);
 }
 

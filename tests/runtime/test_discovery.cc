@@ -1,6 +1,7 @@
 #include <cstdlib>
 
 #include "test_util.h"
+#include "vkml/config.h"
 
 namespace vkml::testing {
 
@@ -23,7 +24,7 @@ TEST(Discovery, FindsADeviceWithCapabilities) {
 }
 
 TEST(Discovery, OrdersDiscreteBeforeIntegratedBeforeCpu) {
-  if (std::getenv("VKML_DEVICE_ORDER")) GTEST_SKIP() << "order overridden by VKML_DEVICE_ORDER";
+  if (!config().device_order.empty()) GTEST_SKIP() << "order overridden by VKML_DEVICE_ORDER";
   auto rank = [](DeviceKind k) {
     switch (k) {
       case DeviceKind::kDiscrete: return 0;

@@ -51,7 +51,7 @@ TEST_F(PipelineTest, DispatchesWaitingForABuildKeepTheirOrder) {
     auto out = download<int32_t>(dev(), b.address, n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i % 2 ? int32_t(size) : 7) << i;
   }
-  // Each build takes milliseconds and its dispatch came at once: it was held and waited for.
+  // Each build takes milliseconds and its dispatch comes at once: it is held and waited for.
   EXPECT_GT(dev().stream().pipeline_wait_ns(), waited);
   dev().set_pipeline_build_threads(0);
 }
@@ -86,8 +86,8 @@ TEST_F(PipelineTest, CopiesFillsAndUploadsWaitBehindHeldDispatchesInOrder) {
 }
 
 TEST(PipelineBuildThreads, DefaultOnGpusOnly) {
-  // GPUs build on 2-8 threads (measured on the H200); a CPU device builds inline, since its
-  // kernels run on the same cores.
+  // GPUs build on 2-8 threads (docs/design/submission.md#pipeline-threads); a CPU device builds
+  // inline, since its kernels run on the same cores.
   EXPECT_EQ(default_build_threads(DeviceKind::kCpu, 16), 0u);
   EXPECT_EQ(default_build_threads(DeviceKind::kDiscrete, 16), 8u);
   EXPECT_EQ(default_build_threads(DeviceKind::kIntegrated, 4), 4u);

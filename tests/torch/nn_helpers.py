@@ -6,6 +6,7 @@ import contextlib
 import torch
 
 import torch_vkml
+import torch_vkml.profiler
 
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
@@ -46,3 +47,15 @@ def only_native(*allowed):
 
 def fell_back() -> set[str]:
     return set(torch_vkml.fallback_stats())
+
+
+def kernels_run(fn):
+    """fn's dispatches per kernel name."""
+    torch_vkml.profiler.enable()
+    try:
+        torch_vkml.profiler.kernel_times(reset=True)
+        fn()
+        ran = torch_vkml.profiler.kernel_times(reset=True)
+    finally:
+        torch_vkml.profiler.disable()
+    return {name: count for name, (count, _) in ran.items()}

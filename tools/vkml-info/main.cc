@@ -1,9 +1,15 @@
 // vkml-info: lists every Vulkan device, its capabilities, and whether vkml can use it.
+//   vkml-info               devices
+//   vkml-info --shaders     devices and the shader variants of this build
+//   vkml-info --config      every VKML_* setting, its value and where the value came from
+//   vkml-info --config-doc  the settings as Markdown (docs/configuration.md)
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "vkml/config.h"
 #include "vkml/device.h"
+#include "vkml/errors.h"
 #include "vkml/runtime.h"
 
 using namespace vkml;
@@ -17,7 +23,26 @@ static std::string gib(uint64_t b) {
 static const char* yes(bool b) { return b ? "yes" : "no"; }
 
 int main(int argc, char** argv) {
-  bool list_shaders = argc > 1 && std::strcmp(argv[1], "--shaders") == 0;
+  const std::string arg = argc > 1 ? argv[1] : "";
+  if (arg != "" && arg != "--shaders" && arg != "--config" && arg != "--config-doc") {
+    std::fprintf(stderr, "usage: vkml-info [--shaders | --config | --config-doc]\n");
+    return 2;
+  }
+  try {
+    if (arg == "--config") {
+      std::fputs(config_table().c_str(), stdout);
+      return 0;
+    }
+    if (arg == "--config-doc") {
+      std::fputs(config_markdown().c_str(), stdout);
+      return 0;
+    }
+    config();
+  } catch (const InvalidArgument& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  bool list_shaders = arg == "--shaders";
   auto all = probe_all_devices();
   if (all.empty()) {
     std::printf("No Vulkan device: %s\n", no_device_reason().c_str());
@@ -27,8 +52,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < all.size(); ++i) {
     const DeviceCaps& c = all[i];
     std::printf("Device %zu: %s\n", i, c.name.c_str());
-    std::printf("  type            %s, vendor 0x%04x, device 0x%04x\n",
-                std::string(device_kind_name(c.kind)).c_str(), c.vendor_id, c.device_id);
+    std::printf("  type            %s, vendor 0x%04x, device 0x%04x, class %s\n",
+                std::string(device_kind_name(c.kind)).c_str(), c.vendor_id, c.device_id,
+                std::string(device_class_name(c.device_class)).c_str());
     std::printf("  driver          %s %s (%s), Vulkan %u.%u.%u\n", c.driver_name.c_str(),
                 format_driver_version(c).c_str(), c.driver_info.c_str(),
                 VK_API_VERSION_MAJOR_(c.api_version), VK_API_VERSION_MINOR_(c.api_version),
@@ -55,8 +81,7 @@ int main(int argc, char** argv) {
     std::printf("  memory          %s, budget extension %s, timestamps %s\n",
                 c.unified_memory ? "unified (host-visible device memory)" : "dedicated",
                 yes(c.memory_budget), yes(c.timestamps));
-    std::printf("  coopmat         %s%s\n", c.coopmat ? "VK_KHR_cooperative_matrix" : "none",
-                c.coopmat2 ? " + VK_NV_cooperative_matrix2" : "");
+    std::printf("  coopmat         %s\n", c.coopmat ? "VK_KHR_cooperative_matrix" : "none");
     for (const auto& s : c.coopmat_shapes) {
       std::printf("                  %ux%ux%u  %s x %s + %s -> %s\n", s.m, s.n, s.k,
                   std::string(dtype_name(s.a)).c_str(), std::string(dtype_name(s.b)).c_str(),

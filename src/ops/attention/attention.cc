@@ -1,4 +1,5 @@
 // The attention family: validation, tile plan and launches of the fused kernels.
+#include "vkml/config.h"
 #include "vkml/attention.h"
 
 #include <algorithm>
@@ -176,8 +177,7 @@ bool coopmat_type_ok(const DeviceCaps& caps, DType t) {
 }
 
 std::optional<CoopPlan> coopmat_plan(const DeviceCaps& caps, DType t, int64_t e, int64_t ev) {
-  const char* env = std::getenv("VKML_SDPA_COOPMAT");
-  if (env && std::string(env) == "0") return std::nullopt;
+  if (config().sdpa_coopmat == "0") return std::nullopt;
   if (t != DType::kF16 && t != DType::kBF16) return std::nullopt;
   const std::string shader = t == DType::kF16 ? "attention_coopmat_f16" : "attention_coopmat_bf16";
   const uint32_t sg = caps.subgroup_size;
@@ -228,8 +228,7 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
     return;
   }
   std::optional<CoopPlan> plan = coopmat_plan(dev.caps(), q.dtype, p.head_dim, p.v_head_dim);
-  const char* force = std::getenv("VKML_SDPA_COOPMAT");
-  if (!plan && force && std::string(force) == "1") {
+  if (!plan && config().sdpa_coopmat == "1") {
     throw NotSupported("vkml: attention: VKML_SDPA_COOPMAT=1 but the cooperative-matrix kernel "
                        "does not apply here (device, build, dtype or head dim)");
   }

@@ -11,6 +11,7 @@
 
 #include "ops/launch.h"
 #include "ops/nn_util.h"
+#include "vkml/config.h"
 #include "vkml/device.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
@@ -26,13 +27,11 @@ DType data_dtype(const AttentionParams& p) {
   return p.dtype == nn::kF16 ? DType::kF16 : p.dtype == nn::kBF16 ? DType::kBF16 : DType::kF32;
 }
 
-// Total bytes of score scratch one call may hold: VKML_ATTENTION_SCRATCH (bytes, for tests),
-// else 256 MiB within ops::scratch_budget.
+// Total bytes of score scratch one call may hold: VKML_ATTENTION_SCRATCH, else 256 MiB within
+// ops::scratch_budget.
 uint64_t score_scratch_budget(const DeviceCaps& caps) {
-  if (const char* env = std::getenv("VKML_ATTENTION_SCRATCH")) {
-    return std::strtoull(env, nullptr, 10);
-  }
-  return ops::scratch_budget(caps, 256 * kMiB);
+  const int64_t set = config().attention_scratch;
+  return set != kConfigAuto ? static_cast<uint64_t>(set) : ops::scratch_budget(caps, 256 * kMiB);
 }
 
 // Elements between rows of the score scratch: kv_len rounded up to 8, so that each row starts
@@ -149,14 +148,9 @@ MemRange bytes_at(uint64_t address, uint64_t bytes) { return {address, address ?
 }  // namespace
 
 bool applies(const Device& dev, const AttentionParams& p, bool backward) {
-  const char* env = std::getenv("VKML_ATTENTION");
-  // "auto" by default: on the H200 it took a ViT-B/16 step from 367 to 274 ms, GPT-2 from 180
-  // to 146 ms. "fused" keeps the fused kernels everywhere.
-  const std::string mode = env && *env ? env : "auto";
-  if (mode != "auto" && mode != "fused" && mode != "gemm" && mode != "gemm-backward") {
-    throw InvalidArgument("vkml: VKML_ATTENTION=" + mode +
-                          " is not one of auto, fused, gemm, gemm-backward");
-  }
+  // auto: the GEMM path on GPUs up to kMaxKvLen keys, where materialised scores run the tuned
+  // GEMMs (measurements: docs/design/attention.md#gemm-path); fused everywhere else.
+  const std::string& mode = config().attention;
   const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
   if (!forced && mode != "auto") return false;
   if (mode == "auto" && (dev.caps().kind == DeviceKind::kCpu || p.kv_len > kMaxKvLen)) {

@@ -15,6 +15,7 @@
 #include "ops/conv/conv_util.h"
 #include "ops/conv/conv_winograd.h"
 #include "ops/nn_util.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 #include "vkml/gemm.h"
 #include "vkml/ops.h"
@@ -222,11 +223,10 @@ bool implicit_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const
 // A 1x1 kernel without padding, at any stride, over short planes as one GEMM over the whole
 // batch (VKML_CONV_FOLD=0 turns it off). Per sample the output positions are the GEMM's columns,
 // and a 7x7 plane fills 49 of a 128-wide block; gathered channel-major into [C_in][N][positions],
-// every column block is full, for two copies at memory speed. H200: ResNet-50 fp16 inference
-// 12.7 ms with it, 14.3 without (two alternating runs each, 2026-12-02).
+// every column block is full, for two copies at memory speed.
+// Measurements: docs/design/conv.md#fold
 bool fold_applies(const ConvDesc& c, int64_t positions) {
-  const char* env = std::getenv("VKML_CONV_FOLD");
-  if ((env && std::string(env) == "0") || c.groups != 1) return false;
+  if (!config().conv_fold || c.groups != 1) return false;
   for (int i = 0; i < c.spatial; ++i) {
     if (c.kernel[i] != 1 || c.padding[i] != 0) return false;
   }

@@ -1,10 +1,10 @@
-// Implicit-GEMM convolution: gemm_simt.comp's SIMT tiles with B gathered straight from the source
-// tensor and C stored into the destination, so no im2col matrix is written or read, and every
-// sample's positions form one GEMM (a 4x4 output no longer fills a 64-wide tile alone).
+// Implicit-GEMM convolution: gemm_simt.comp's SIMT tiles (or conv_igemm_coopmat.comp's
+// cooperative-matrix ones for fp16/bf16) with B gathered straight from the source tensor and C
+// stored into the destination, so no im2col matrix is written or read, and every sample's
+// positions form one GEMM (so that a 4x4 output does not fill a 64-wide tile alone).
 #include "ops/conv/conv_igemm.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -12,8 +12,11 @@
 
 #include "ops/conv/conv_igemm_params.h"
 #include "ops/conv/conv_params.h"
-#include "vkml/gemm.h"
+#include "ops/conv/conv_policy.h"
+#include "ops/gemm/gemm_policy.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
+#include "vkml/gemm.h"
 #include "vkml/ops.h"
 
 namespace vkml::ops {
@@ -55,7 +58,7 @@ bool fits_i32(int64_t v) { return v >= 0 && v < kOffsetLimit; }
 // the small one's rows (a 3-channel input gradient would leave 125 of 128 rows idle), else the
 // small one.
 IgemmTile choose_tile(const DeviceCaps& caps, int64_t m, int64_t n, int64_t groups) {
-  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const int64_t min_blocks = gemm_min_blocks(caps);
   const int64_t large = ((m + kLarge.bm - 1) / kLarge.bm) * ((n + kLarge.bn - 1) / kLarge.bn);
   if (!tile_ok(kSmall, caps)) return kLarge;  // igemm_fits checked that one of them fits
   const bool use_large =
@@ -90,46 +93,28 @@ std::string coop_shader(const ConvDesc& c, bool wgrad) {
          std::string(dtype_name(c.dtype));
 }
 
-// fp32 is split into bf16 pairs whose tiles take twice the shared memory: half the K step.
-uint32_t coop_bk(const ConvDesc& c) { return c.dtype == DType::kF32 ? 16 : 32; }
-uint32_t tile_bk(const CoopTile& t, const ConvDesc& c) { return t.bk ? t.bk : coop_bk(c); }
+uint32_t tile_bk(const CoopTile& t) { return t.bk ? t.bk : 32; }
 
-// Whether a pass runs on cooperative matrices: halves wherever the device has 16x16x16 ones.
-// VKML_CONV_COOPMAT=0 keeps the SIMT kernels; =1 also takes fp32, as bf16 pairs, where the caller
-// allows (c.fp32_tensor_cores): opt-in, since its gather made it slower than the SIMT kernel on
-// the H200 (ResNet-18 training 62.4 against 49.2 ms).
+// Whether a pass runs on cooperative matrices: fp16/bf16 wherever the device has 16x16x16 ones
+// (VKML_CONV_COOPMAT=0 keeps the SIMT kernels).
 bool coop_ok(Device& dev, const ConvDesc& c, bool wgrad) {
-  const char* env = std::getenv("VKML_CONV_COOPMAT");
-  const std::string mode = env ? env : "";
-  if (mode == "0") return false;
+  if (!config().conv_coopmat) return false;
+  if (c.dtype != DType::kF16 && c.dtype != DType::kBF16) return false;
   const DeviceCaps& caps = dev.caps();
   const uint32_t sg = caps.subgroup_size;
   if (sg != 16 && sg != 32 && sg != 64) return false;
-  DType mma = c.dtype;
-  if (c.dtype == DType::kF32) {
-    if (mode != "1" || !c.fp32_tensor_cores) return false;
-    mma = DType::kBF16;
-  } else if (c.dtype != DType::kF16 && c.dtype != DType::kBF16) {
-    return false;
-  }
-  return coopmat_shape_ok(caps, mma) && has_shader(coop_shader(c, wgrad));
+  return coopmat_shape_ok(caps, c.dtype) && has_shader(coop_shader(c, wgrad));
 }
 
 // How the cooperative-matrix forward-style passes gather B (VKML_CONV_COOPMAT_B):
 //   octets: channel octets of a channels-innermost source (B_CHANNEL_OCTETS), where the group's
-//           channels are a multiple of 8; the default there;
-//   kn:     [k][n] staging, per-k address work shared by 8 columns (B_KROWS); the default
-//           elsewhere (H200, fp16: ResNet-50 inference 24.2 -> 21.1 ms against im2col);
-//   nk:     [n][k] octets of 8 gathered elements (the first version).
-enum class CoopGather : uint8_t { kOctets, kRows, kColumns };
+//           channels are a multiple of 8; auto's choice there;
+//   kn:     [k][n] staging, per-k address work shared by 8 columns (B_KROWS); auto's choice
+//           elsewhere. Measurements: docs/design/conv.md#coopmat-gather
+enum class CoopGather : uint8_t { kOctets, kRows };
 
 CoopGather coop_gather(int64_t group_channels) {
-  const char* env = std::getenv("VKML_CONV_COOPMAT_B");
-  const std::string mode = env ? env : "";
-  if (!mode.empty() && mode != "octets" && mode != "kn" && mode != "nk") {
-    throw InvalidArgument("vkml: VKML_CONV_COOPMAT_B=" + mode + " is not one of: octets, kn, nk");
-  }
-  if (mode == "nk") return CoopGather::kColumns;
+  const std::string& mode = config().conv_coopmat_b;
   return mode == "kn" || group_channels % 8 != 0 ? CoopGather::kRows : CoopGather::kOctets;
 }
 
@@ -140,18 +125,6 @@ int64_t k_slices(int64_t k, int64_t want, uint32_t tile_k, int64_t* k_chunk) {
   if (want <= 1 || k <= tile_k) return 1;
   *k_chunk = ceil_div(ceil_div(k, want), tile_k) * tile_k;
   return ceil_div(k, *k_chunk);
-}
-
-// VKML_CONV_SPLITK=n (for sweeps; unset: 1): the forward-style passes split K into up to n
-// slices, summed by conv_splitk_reduce, so a grid of few output tiles still fills the device.
-int64_t conv_splits_requested() {
-  const char* env = std::getenv("VKML_CONV_SPLITK");
-  const int64_t want = env && *env ? std::atoll(env) : 1;
-  if (want < 1 || want > 64) {
-    throw InvalidArgument(std::string("vkml: VKML_CONV_SPLITK=") + (env ? env : "") +
-                          " is not a slice count from 1 to 64");
-  }
-  return want;
 }
 
 // Whether t's channels are innermost with every octet of 8 channels 16-byte aligned.
@@ -200,14 +173,13 @@ void to_channel_octets(Device& dev, const ConvDesc& c, IgemmPass& pass, TensorDe
   pass.a.row_stride = kv * ch, pass.a.col_stride = 1, pass.a.batch_stride[0] = pass.m * kv * ch;
 }
 
-bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c, bool krows) {
-  const uint32_t threads = t.subgroups * caps.subgroup_size, bk = tile_bk(t, c), octets = bk / 8;
-  const uint32_t parts = c.dtype == DType::kF32 ? 2 : 1;
+bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, bool krows) {
+  const uint32_t threads = t.subgroups * caps.subgroup_size, bk = tile_bk(t), octets = bk / 8;
   if (threads > caps.max_workgroup_invocations) return false;
   if ((t.bm * octets) % threads != 0 || (t.bn * octets) % threads != 0) return false;
   if (krows && threads % (t.bn / 8) != 0) return false;
   const uint32_t b_tile = krows ? bk * (t.bn / 8 + 1) : t.bn * (octets + 1);
-  const uint32_t stage = parts * (t.bm * (octets + 1) + b_tile);  // 16-byte vectors, padded rows
+  const uint32_t stage = t.bm * (octets + 1) + b_tile;  // 16-byte vectors, padded rows
   if (t.subgroups * 64 > 2 * stage) return false;  // the epilogue's scratch reuses the stages
   return 2 * stage * 16 <= caps.max_shared_memory;
 }
@@ -215,18 +187,18 @@ bool coop_tile_fits(const CoopTile& t, const DeviceCaps& caps, const ConvDesc& c
 // VKML_CONV_COOP_TILE=BMxBNxSUBGROUPSxWMxWN[xBK], for tile sweeps: the tile every
 // cooperative-matrix pass takes where it fits; false when unset.
 bool coop_tile_override(CoopTile* out) {
-  const char* env = std::getenv("VKML_CONV_COOP_TILE");
-  if (!env || !*env) return false;
-  unsigned v[6] = {0, 0, 0, 0, 0, 0};
-  const int n = std::sscanf(env, "%ux%ux%ux%ux%ux%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
-  const bool parsed = (n == 5 || n == 6) && v[5] % 16 == 0;  // whole 16-deep k blocks
-  const CoopTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
-  // Subgroups form a grid of (BN / (16 WN)) columns, each owning WM x WN blocks of 16x16.
-  const bool grid_ok = parsed && t.wn && t.bn % (16 * t.wn) == 0 && t.subgroups &&
+  const std::vector<uint32_t>& v = config().conv_coop_tile;
+  if (v.empty()) return false;
+  const CoopTile t{v[0], v[1], v[2], v[3], v[4], v.size() > 5 ? v[5] : 0u};
+  // Whole 16-deep k blocks; subgroups form a grid of (BN / (16 WN)) columns, each owning
+  // WM x WN blocks of 16x16.
+  const bool grid_ok = t.bk % 16 == 0 && t.wn && t.bn % (16 * t.wn) == 0 && t.subgroups &&
                        t.subgroups % (t.bn / (16 * t.wn)) == 0 &&
                        t.bm == t.subgroups / (t.bn / (16 * t.wn)) * t.wm * 16;
   if (!grid_ok) {
-    throw InvalidArgument(std::string("vkml: VKML_CONV_COOP_TILE=") + env +
+    std::string text;
+    for (uint32_t x : v) text += (text.empty() ? "" : "x") + std::to_string(x);
+    throw InvalidArgument("vkml: VKML_CONV_COOP_TILE=" + text +
                           " is not a consistent BMxBNxSUBGROUPSxWMxWN[xBK] tile");
   }
   *out = t;
@@ -235,20 +207,20 @@ bool coop_tile_override(CoopTile* out) {
 
 // The large tile while it gives enough blocks to fill the device, else the small one; false
 // when neither fits (the SIMT kernels take the pass).
-bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int64_t n,
-                      int64_t batches, bool krows, CoopTile* out) {
+bool choose_coop_tile(const DeviceCaps& caps, int64_t m, int64_t n, int64_t batches, bool krows,
+                      CoopTile* out) {
   CoopTile forced{};
-  if (coop_tile_override(&forced) && coop_tile_fits(forced, caps, c, krows)) {
+  if (coop_tile_override(&forced) && coop_tile_fits(forced, caps, krows)) {
     *out = forced;
     return true;
   }
   const int64_t large = ((m + 127) / 128) * ((n + 127) / 128) * batches;
-  const bool large_ok = coop_tile_fits(kCoopLarge, caps, c, krows);
+  const bool large_ok = coop_tile_fits(kCoopLarge, caps, krows);
   if (large_ok && m > 64 && large >= 128) {
     *out = kCoopLarge;
     return true;
   }
-  if (coop_tile_fits(kCoopSmall, caps, c, krows)) {
+  if (coop_tile_fits(kCoopSmall, caps, krows)) {
     *out = kCoopSmall;
     return true;
   }
@@ -260,29 +232,10 @@ bool choose_coop_tile(const DeviceCaps& caps, const ConvDesc& c, int64_t m, int6
 }  // namespace
 
 bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass) {
-  const char* env = std::getenv("VKML_CONV");
-  if (!env || !*env) {
-    const bool half = c.dtype == DType::kF16 || c.dtype == DType::kBF16;
-    if (dev.caps().kind == DeviceKind::kCpu || !half) return true;
-    // Per pass, as the H200's fp16 ResNet layers measured (bench_conv_algos.py, 2026-12-02):
-    // 1x1 kernels keep their GEMMs (an im2col that is a strided copy, or none), except the
-    // stride-1 input gradient; the input gradient needs 8 channels to fill the tiles' rows (a
-    // 3-channel stem's lost); the weight gradient's implicit kernel wins only over short columns
-    // (channels x taps up to 576, and under 512 when strided: 64->64 3x3 won, 64->128 3x3/2 and
-    // every wider layer lost).
-    const int64_t taps = volume(c.kernel, c.spatial), cig = c.in_channels / c.groups;
-    bool strided = false;
-    for (int i = 0; i < c.spatial; ++i) strided |= c.stride[i] != 1;
-    bool wanted = true;
-    if (pass == ConvPass::kForward) wanted = taps > 1;
-    if (pass == ConvPass::kData) wanted = taps > 1 ? cig >= 8 : !strided;
-    if (pass == ConvPass::kWeight) wanted = taps > 1 && cig * taps <= (strided ? 511 : 576);
-    return wanted && coop_ok(dev, c, pass == ConvPass::kWeight);
-  }
-  const std::string mode(env);
+  const std::string& mode = config().conv;
   if (mode == "implicit") return true;
   if (mode == "im2col") return false;
-  throw InvalidArgument("vkml: VKML_CONV=" + mode + " is not one of: implicit, im2col");
+  return conv_implicit_by_default(dev.caps(), c, pass, coop_ok(dev, c, pass == ConvPass::kWeight));
 }
 
 bool igemm_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
@@ -363,32 +316,32 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
   TensorDesc octet_src;
   std::unique_ptr<Scratch> src_keep, a_keep;
   const DeviceCaps& caps = dev.caps();
-  const CoopGather gather = coop_gather(pass.src_group_channels);
-  const bool krows = gather == CoopGather::kRows;
+  // Channel octets where asked for and the pass is not empty (the channels-innermost copy's
+  // offsets within a sample stay 32-bit like the source's); else [k][n] staging.
+  const int64_t sample_elems = pass.src->sizes[1] * volume(pass.src_size, c.spatial);
+  const bool octets_wanted = coop_gather(pass.src_group_channels) == CoopGather::kOctets &&
+                             pass.m > 0 && c.batch > 0 && volume(c.kernel, c.spatial) > 0 &&
+                             volume(pass.pos_size, c.spatial) > 0 && fits_i32(sample_elems);
   CoopTile ct{};
   const bool coop = coop_ok(dev, c, false) &&
-                    choose_coop_tile(caps, c, pass.m, c.batch * volume(pass.pos_size, c.spatial),
-                                     c.groups, krows, &ct);
-  // The channels-innermost copy's offsets within a sample stay 32-bit like the source's.
-  const int64_t sample_elems = pass.src->sizes[1] * volume(pass.src_size, c.spatial);
-  const bool octets = coop && gather == CoopGather::kOctets && pass.m > 0 && c.batch > 0 &&
-                      volume(c.kernel, c.spatial) > 0 && volume(pass.pos_size, c.spatial) > 0 &&
-                      fits_i32(sample_elems);
+                    choose_coop_tile(caps, pass.m, c.batch * volume(pass.pos_size, c.spatial),
+                                     c.groups, !octets_wanted, &ct);
+  const bool octets = coop && octets_wanted, krows = coop && !octets_wanted;
   if (octets) to_channel_octets(dev, c, pass, octet_src, src_keep, a_keep);
   const TensorDesc &src = *pass.src, &dst = *pass.dst;
   ConvGemmParams p = conv_gemm_params(c, pass);
-  uint32_t tile_m = 0, tile_n = 0, tile_k = 0;
+  uint32_t tile_m = 0, tile_n = 0;
   const Pipeline* pipe = nullptr;
   if (coop) {
     // 16-byte weight loads when k is contiguous and every octet starts 16-byte aligned.
     const MatrixView& a = pass.a;
     const bool a_vec = a.col_stride == 1 && a.row_stride % 8 == 0 && a.batch_stride[0] % 8 == 0 &&
                        a.address % 16 == 0;
-    const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_bk(ct, c), ct.wm,
+    const uint32_t spec[] = {ct.subgroups * caps.subgroup_size, ct.bm, ct.bn, tile_bk(ct), ct.wm,
                              ct.wn, ct.subgroups, a_vec ? 1u : 0u, krows ? 1u : 0u,
                              octets ? 1u : 0u};
     pipe = &dev.pipeline(coop_shader(c, false), spec);
-    tile_m = ct.bm, tile_n = ct.bn, tile_k = tile_bk(ct, c);
+    tile_m = ct.bm, tile_n = ct.bn;
   } else {
     const IgemmTile t = choose_tile(caps, p.m, p.n, c.groups);
     // A walked along k by neighbouring threads when k is its contiguous dim (gemm_plan's rule).
@@ -400,16 +353,7 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
                           simt_a_blocks_ok(pass.a, p.m, p.k, t.bm * t.bk / 4 / t.threads());
     for (uint32_t x : simt_extra_spec(a_blocks ? 1u : 0u)) spec.push_back(x);
     pipe = &dev.pipeline(shader(c), spec);
-    tile_m = t.bm, tile_n = t.bn, tile_k = t.bk;
-  }
-  const int64_t splits = k_slices(p.k, conv_splits_requested(), tile_k, &p.k_chunk);
-  const uint64_t partial_bytes =
-      splits > 1 ? static_cast<uint64_t>(splits * c.groups * p.m * p.n) * sizeof(float) : 0;
-  std::unique_ptr<Scratch> partial;
-  if (partial_bytes) {
-    partial = std::make_unique<Scratch>(dev, partial_bytes);
-    p.partial = partial->address;
-    p.splits = static_cast<uint32_t>(splits);
+    tile_m = t.bm, tile_n = t.bn;
   }
   const uint64_t addr = dev.stream().params(&p, sizeof(p));
   const auto& maxg = caps.max_workgroup_count;
@@ -417,24 +361,12 @@ void igemm_run(Device& dev, const ConvDesc& c, const IgemmPass& given) {
   MemRange reads[3] = {{src.address, src.span_bytes()}};
   size_t nreads = 1;
   if (p.k > 0) reads[nreads++] = matrix_range(pass.a, c.dtype, p.m, p.k, per_group);
-  if (pass.bias && !partial) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
-  const MemRange out = partial ? MemRange{p.partial, partial_bytes}
-                               : MemRange{dst.address, dst.span_bytes()};
+  if (pass.bias) reads[nreads++] = {pass.bias->address, pass.bias->span_bytes()};
+  const MemRange out = {dst.address, dst.span_bytes()};
   const uint64_t cost = static_cast<uint64_t>(c.groups * p.m * p.n * std::max<int64_t>(p.k, 1));
   dev.stream().dispatch(*pipe, grid(ceil_div(p.n, tile_n), maxg[0]),
-                        grid(ceil_div(p.m, tile_m), maxg[1]), grid(c.groups * splits, maxg[2]),
-                        &addr, sizeof(addr), {reads, nreads}, {&out, 1}, cost);
-  if (!partial) return;
-  // The slices summed in a fixed order, the bias added, stored into the destination.
-  const uint32_t reduce_spec[] = {256};
-  const Pipeline& reduce =
-      dev.pipeline("conv_splitk_reduce_" + std::string(dtype_name(c.dtype)), reduce_spec);
-  MemRange reduce_reads[2] = {out};
-  size_t nreduce = 1;
-  if (pass.bias) reduce_reads[nreduce++] = {pass.bias->address, pass.bias->span_bytes()};
-  const MemRange written = {dst.address, dst.span_bytes()};
-  dev.stream().dispatch(reduce, grid(ceil_div(c.groups * p.m * p.n, 256), maxg[0]), 1, 1, &addr,
-                        sizeof(addr), {reduce_reads, nreduce}, {&written, 1});
+                        grid(ceil_div(p.m, tile_m), maxg[1]), grid(c.groups, maxg[2]), &addr,
+                        sizeof(addr), {reads, nreads}, {&out, 1}, cost);
 }
 
 bool igemm_wgrad_fits(Device& dev, const ConvDesc& c, const IgemmPass& pass) {
@@ -461,22 +393,12 @@ void igemm_wgrad_run(Device& dev, const ConvDesc& c, const IgemmPass& pass, cons
   g.alpha = 1.0f, g.alpha_f64 = 1.0;
   const IgemmTile t = choose_tile(caps, g.m, g.n, c.groups);
   CoopTile ct{};
-  const bool coop =
-      coop_ok(dev, c, true) && choose_coop_tile(caps, c, g.m, g.n, c.groups, false, &ct);
+  const bool coop = coop_ok(dev, c, true) && choose_coop_tile(caps, g.m, g.n, c.groups, false, &ct);
   const uint32_t tile_m = coop ? ct.bm : t.bm, tile_n = coop ? ct.bn : t.bn;
-  const uint32_t tile_k = coop ? tile_bk(ct, c) : t.bk;
+  const uint32_t tile_k = coop ? tile_bk(ct) : t.bk;
   // K is batch x positions, long beside a weight-sized output: split it as gemm_plan does.
   const int64_t blocks = ceil_div(g.m, tile_m) * ceil_div(g.n, tile_n) * c.groups;
-  // Several waves of workgroups, so that a grid just past one wave (ResNet-18's 512->512 layer:
-  // 288 blocks, no split at a target of 256) does not leave the second nearly empty. H200,
-  // ResNet-18 training: 256 -> 41.6 ms, 512 -> 40.3, 1024 -> 39.3, 2048 -> 39.8.
-  // VKML_CONV_WGRAD_BLOCKS (for sweeps) replaces the GPU's target.
-  static const int64_t gpu_target = [] {
-    const char* e = std::getenv("VKML_CONV_WGRAD_BLOCKS");
-    const int64_t v = e && *e ? std::atoll(e) : 0;
-    return v >= 1 && v <= 65536 ? v : int64_t{1024};
-  }();
-  const int64_t target = caps.kind == DeviceKind::kCpu ? 8 : gpu_target;
+  const int64_t target = conv_wgrad_split_target(caps);
   int64_t splits = 1;
   if (blocks < target && g.k >= 1024) {
     // Up to 128 slices: a 7x7 stem's gradient has 3 blocks of output beside a K of 400k.

@@ -3,6 +3,7 @@
 #ifndef VKML_OPS_CONV_CONV_IGEMM_H_
 #define VKML_OPS_CONV_CONV_IGEMM_H_
 
+#include "ops/conv/conv_policy.h"
 #include "vkml/conv.h"
 #include "vkml/gemm.h"
 
@@ -33,13 +34,8 @@ struct IgemmPass {
   int64_t mul[3] = {1, 1, 1}, kmul[3] = {1, 1, 1}, add[3] = {0, 0, 0};
 };
 
-// The three passes of a convolution.
-enum class ConvPass : uint8_t { kForward, kData, kWeight };
-
-// Whether a pass takes the implicit GEMM where it applies. VKML_CONV=implicit|im2col decides;
-// unset: implicit on CPU devices and for fp32 (the SIMT kernel; H200 ResNet-18 training 73.5 ->
-// 49.2 ms), and for fp16/bf16 on the cooperative-matrix kernel except pointwise forward passes
-// and weight gradients (plain GEMMs over the tensors or an im2col that is a copy).
+// Whether a pass takes the implicit GEMM where it applies: VKML_CONV=implicit|im2col, or where it
+// is auto, conv_implicit_by_default (conv_policy.cc).
 bool conv_implicit_requested(Device& dev, const ConvDesc& c, ConvPass pass);
 
 // Whether the pass fits the kernel (f32/f16/bf16, built, 32-bit offsets within a sample).

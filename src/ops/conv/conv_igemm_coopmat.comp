@@ -4,7 +4,7 @@
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
-#if defined(IN_BF16) || defined(IN_F32)
+#if defined(IN_BF16)
 #extension GL_EXT_bfloat16 : require
 #endif
 // Implicit-GEMM convolution on cooperative matrices (tensor cores): the operands of
@@ -16,10 +16,7 @@
 //   B is gathered from the source, C is stored into the destination (+ bias).
 // - CONV_WGRAD: the weight gradient; A is gathered from the output gradient, B from the input,
 //   k walking (sample, position); C and split-K slices as the GEMM stores them.
-// fp16 and bf16 inputs go in as they are. fp32 inputs (IN_F32) are split into bf16 pairs,
-// x = hi + lo with hi the upper 16 bits and lo the rounded rest, and each product is summed as
-// a_hi*b_hi + a_hi*b_lo + a_lo*b_hi: about 16 significant bits per product (TF32 keeps 11), the
-// precision class that cuDNN's default TF32 convolutions give up, on the bf16 tensor cores.
+// fp16 and bf16 inputs, fp32 accumulation.
 #include "vkml_common.glsl"
 #include "gemm_params.h"
 #include "gemm_types.glsl"
@@ -33,14 +30,15 @@ layout(constant_id = 4) const uint WM = 4;  // 16-row blocks per subgroup
 layout(constant_id = 5) const uint WN = 2;  // 16-column blocks per subgroup
 layout(constant_id = 6) const uint SUBGROUPS = 8;
 layout(constant_id = 7) const bool A_VEC = false;  // forward: weight octets as 16-byte loads
-// Forward: B staged as [k][n], each thread gathering 8 neighbouring columns of one k, so the
+// The forward-style passes gather B one of two ways (the host sets exactly one):
+// B_KROWS: staged as [k][n], each thread gathering 8 neighbouring columns of one k, so the
 // per-k part of the address (channel and tap offset, the tap's shift) is computed once per 8
-// elements and the per-column part once per tile (else octets of 8 k of one column, [n][k]).
+// elements and the per-column part once per tile.
 layout(constant_id = 8) const bool B_KROWS = false;
-// Forward-style passes over a channels-innermost source (unit channel stride, 16-byte aligned
+// B_CHANNEL_OCTETS: over a channels-innermost source (unit channel stride, 16-byte aligned
 // octets; the host transposes an NCHW one into scratch): k walks (tap, channel) with the channel
 // fastest, A is re-laid to match, and an octet is 8 channels at one tap: one bounds test and one
-// 16-byte load (two for fp32) instead of 8 gathered elements. B is staged [n][k].
+// 16-byte load instead of 8 gathered elements. B is staged [n][k].
 layout(constant_id = 9) const bool B_CHANNEL_OCTETS = false;
 
 #if defined(IN_F16)
@@ -48,15 +46,8 @@ layout(constant_id = 9) const bool B_CHANNEL_OCTETS = false;
 #else
 #define ELEM bfloat16_t
 #endif
-#if defined(IN_F32)
-#define PARTS 2  // hi and lo tiles
-#define RAW float
-#define load_raw(addr) PF32(addr).v
-#else
-#define PARTS 1
 #define RAW uint
 #define load_raw(addr) uint(PU16(addr).v)
-#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer CV4 { uvec4 v; };
 
@@ -72,8 +63,7 @@ const uint LD = OCTS + 1;  // shared row in 16-byte vectors, one of padding agai
 const uint A_TILE = BM * LD;
 const uint B_LDK = BN / 8 + 1;  // [k][n] rows (B_KROWS), in 16-byte vectors
 const uint B_TILE = B_KROWS ? BK * B_LDK : BN * LD;
-const uint PART = A_TILE + B_TILE;
-const uint STAGE = PARTS * PART;
+const uint STAGE = A_TILE + B_TILE;
 const uint A_UNITS = BM * OCTS / THREADS;  // octets per thread and K tile (host guarantees whole)
 const uint B_UNITS = BN * OCTS / THREADS;
 const uint SG_N = BN / (16 * WN);
@@ -98,31 +88,10 @@ coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> load_b(uint base, uint n0
   return m;
 }
 
-// An octet of raw values as 16-bit lanes: one vector (halves), or the hi and lo vectors (fp32).
-#if defined(IN_F32)
-uint hi_bits(float x) {
-  // Truncation: never rounds past the largest finite value; a NaN stays a NaN.
-  return isnan(x) ? 0x7FC0u : floatBitsToUint(x) >> 16;
+// An octet of 16-bit values packed into one vector.
+uvec4 pack_octet(RAW v[8]) {
+  return uvec4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), v[6] | (v[7] << 16));
 }
-uint lo_bits(float x, uint hi) {
-  const float rest = x - uintBitsToFloat(hi << 16);  // exact
-  return isinf(x) || isnan(x) ? 0u : uint(float_to_bf16(rest));
-}
-void pack_octet(RAW v[8], out uvec4 hi, out uvec4 lo) {
-  uint h[8], l[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) {
-    h[e] = hi_bits(v[e]);
-    l[e] = lo_bits(v[e], h[e]);
-  }
-  hi = uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
-  lo = uvec4(l[0] | (l[1] << 16), l[2] | (l[3] << 16), l[4] | (l[5] << 16), l[6] | (l[7] << 16));
-}
-#else
-void pack_octet(RAW v[8], out uvec4 hi, out uvec4 lo) {
-  hi = uvec4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), v[6] | (v[7] << 16));
-  lo = uvec4(0);
-}
-#endif
 
 // The source value at column coordinate `at` shifted by a tap, or zero outside the source.
 RAW gather_raw(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off) {
@@ -131,40 +100,16 @@ RAW gather_raw(ConvGather g, uint64_t base, ivec3 at, ivec3 shift, int chan_off)
   return load_raw(base + uint64_t(int64_t(chan_off + conv_offset(g, c)) * IN_SIZE));
 }
 
-// Stores an octet's vectors into the register stage: hi at [l], lo (fp32 only) at [units + l].
-#if defined(IN_F32)
-#define PUT(arr, units, l, h, lo) arr[l] = h; arr[(units) + (l)] = lo;
-#else
-#define PUT(arr, units, l, h, lo) arr[l] = h;
-#endif
-
 #if defined(CONV_IMPLICIT)
-// 8 consecutive elements at a 16-byte aligned address, as 16-bit lanes.
-void load_octet(uint64_t addr, out uvec4 hi, out uvec4 lo) {
-#if defined(IN_F32)
-  const uvec4 q0 = CV4(addr).v, q1 = CV4(addr + 16).v;
-  RAW v[8] = RAW[8](uintBitsToFloat(q0.x), uintBitsToFloat(q0.y), uintBitsToFloat(q0.z),
-                    uintBitsToFloat(q0.w), uintBitsToFloat(q1.x), uintBitsToFloat(q1.y),
-                    uintBitsToFloat(q1.z), uintBitsToFloat(q1.w));
-  pack_octet(v, hi, lo);
-#else
-  hi = CV4(addr).v;
-  lo = uvec4(0);
-#endif
-}
-
 // A weight octet (8 weights along k, a_elem bytes apart) of which `valid` are in range: one
-// 16-byte load (two for fp32) when A_VEC and all 8 are, else element by element.
-void fetch_a_octet(uint64_t addr, int a_elem, uint valid, out uvec4 hi, out uvec4 lo) {
-  if (A_VEC && valid == 8u) {
-    load_octet(addr, hi, lo);
-    return;
-  }
+// 16-byte load when A_VEC and all 8 are, else element by element.
+uvec4 fetch_a_octet(uint64_t addr, int a_elem, uint valid) {
+  if (A_VEC && valid == 8u) return CV4(addr).v;
   RAW v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) {
     v[e] = e < valid ? load_raw(addr + uint64_t(int64_t(int(e) * a_elem))) : RAW(0);
   }
-  pack_octet(v, hi, lo);
+  return pack_octet(v);
 }
 #endif
 
@@ -178,17 +123,15 @@ void main() {
   const GemmOperand A = p.a;
   const int64_t M = p.m, N = p.n, K = p.k;
   const int64_t nbatch = p.groups;
-  const uint splits = max(p.splits, 1u);
-  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
-  const uint64_t partial = p.partial;
+  const uint splits = 1u;  // the forward-style passes keep K whole
+  const int64_t k_chunk = K;
   const ConvGather cg = load_conv_gather(p);
   const bool conv_bias = (p.flags & VKML_CONV_HAS_BIAS) != 0u;
-  const Digits one = tap_digits(cg, 1), rest = tap_digits(cg, int(BK) - 8);
-  uint64_t g_base[B_UNITS];  // per B octet: its column's sample address and coordinate
-  ivec3 g_at[B_UNITS];
-  Digits b_tap[B_UNITS];  // the octet's first k as (channel, tap); B_KROWS: the unit's k;
-                          // B_CHANNEL_OCTETS: (kd; kh, kw, channel)
-  int g_off[B_UNITS];  // B_CHANNEL_OCTETS: the column's offset within its sample
+  uint64_t g_base[B_UNITS];  // B_CHANNEL_OCTETS: per B octet its column's sample address,
+  ivec3 g_at[B_UNITS];       // coordinate and offset within the sample
+  int g_off[B_UNITS];
+  Digits b_tap[B_UNITS];  // B_KROWS: the unit's k as (channel, tap); B_CHANNEL_OCTETS: the
+                          // octet's first k as (kd; kh, kw, channel)
   uint64_t r_base[8];  // B_KROWS: the thread's 8 columns' sample addresses, coordinates, offsets
   ivec3 r_at[8];
   int r_off[8];
@@ -211,7 +154,7 @@ void main() {
   ivec3 w_shift[B_UNITS];
 #endif
   const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  uvec4 ra[A_UNITS * PARTS], rb[B_UNITS * PARTS];
+  uvec4 ra[A_UNITS], rb[B_UNITS];
   coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[WM * WN];
 
   for (int64_t zs = gl_WorkGroupID.z; zs < nbatch * splits; zs += gl_NumWorkGroups.z) {
@@ -244,8 +187,7 @@ void main() {
             const uint u = tid + l * THREADS, n = u % BN, oct = u / BN;
             conv_column(p, cg, z, col0 + n, g_base[l], g_at[l]);
             g_off[l] = conv_offset(cg, g_at[l]);
-            const int k0 = int(k_begin) + int(oct * 8);
-            b_tap[l] = B_CHANNEL_OCTETS ? channel_tap_digits(cg, k0) : tap_digits(cg, k0);
+            b_tap[l] = channel_tap_digits(cg, int(k_begin) + int(oct * 8));
           }
         }
         const uint64_t a_step = uint64_t(int64_t(BK) * A.col * IN_SIZE);
@@ -273,9 +215,7 @@ void main() {
             [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
               const uint k0 = (kbase) + ((tid + l * THREADS) % OCTS) * 8;                      \
               const uint valid = a_row_in[l] ? uint(clamp(int(klen) - int(k0), 0, 8)) : 0u;   \
-              uvec4 h, lo;                                                                    \
-              fetch_a_octet(a_ptr[l], a_elem, valid, h, lo);                                  \
-              PUT(ra, A_UNITS, l, h, lo)                                                      \
+              ra[l] = fetch_a_octet(a_ptr[l], a_elem, valid);                                 \
               a_ptr[l] += a_step;                                                             \
             }                                                                                 \
             [[unroll]] for (uint l = 0; l < B_UNITS && B_KROWS; ++l) {                        \
@@ -289,34 +229,18 @@ void main() {
                 v[e] = inside ? load_raw(r_base[e] + uint64_t(int64_t(off) * IN_SIZE)) : RAW(0); \
               }                                                                               \
               b_tap[l] = digits_add(b_tap[l], k_step, cg.kernel);                             \
-              uvec4 h, lo;                                                                    \
-              pack_octet(v, h, lo);                                                           \
-              PUT(rb, B_UNITS, l, h, lo)                                                      \
+              rb[l] = pack_octet(v);                                                          \
             }                                                                                 \
             [[unroll]] for (uint l = 0; l < B_UNITS && B_CHANNEL_OCTETS; ++l) {               \
               const uint k0 = (kbase) + ((tid + l * THREADS) / BN) * 8;                        \
               const ivec3 shift = ivec3(b_tap[l].top, b_tap[l].low.xy) * cg.kmul;             \
-              uvec4 h = uvec4(0), lo = uvec4(0);                                              \
+              uvec4 h = uvec4(0);                                                             \
               if (k0 < klen && conv_inside(cg, g_at[l] + shift)) {                            \
                 const int off = g_off[l] + conv_offset(cg, shift) + b_tap[l].low.z;           \
-                load_octet(g_base[l] + uint64_t(int64_t(off) * IN_SIZE), h, lo);              \
+                h = CV4(g_base[l] + uint64_t(int64_t(off) * IN_SIZE)).v;                      \
               }                                                                               \
               b_tap[l] = digits_add(b_tap[l], oct_step, oct_radix);                           \
-              PUT(rb, B_UNITS, l, h, lo)                                                      \
-            }                                                                                 \
-            [[unroll]] for (uint l = 0; l < B_UNITS && !B_KROWS && !B_CHANNEL_OCTETS; ++l) {  \
-              const uint k0 = (kbase) + ((tid + l * THREADS) / BN) * 8;                        \
-              RAW v[8];                                                                       \
-              [[unroll]] for (uint e = 0; e < 8; ++e) {                                       \
-                v[e] = k0 + e < klen ? gather_raw(cg, g_base[l], g_at[l],                     \
-                                                  b_tap[l].low * cg.kmul,                     \
-                                                  b_tap[l].top * cg.src_c) : RAW(0);          \
-                b_tap[l] = digits_add(b_tap[l], one, cg.kernel);                              \
-              }                                                                               \
-              b_tap[l] = digits_add(b_tap[l], rest, cg.kernel);                               \
-              uvec4 h, lo;                                                                    \
-              pack_octet(v, h, lo);                                                           \
-              PUT(rb, B_UNITS, l, h, lo)                                                      \
+              rb[l] = h;                                                                      \
             }                                                                                 \
           }
 #else
@@ -348,21 +272,17 @@ void main() {
             [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
               RAW v[8];                                                                       \
               [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = va[l * 8 + e];                   \
-              uvec4 h, lo;                                                                    \
-              pack_octet(v, h, lo);                                                           \
-              PUT(ra, A_UNITS, l, h, lo)                                                     \
+              ra[l] = pack_octet(v);                                                          \
             }                                                                                 \
             [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
               RAW v[8];                                                                       \
               [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = vb[l * 8 + e];                   \
-              uvec4 h, lo;                                                                    \
-              pack_octet(v, h, lo);                                                           \
-              PUT(rb, B_UNITS, l, h, lo)                                                     \
+              rb[l] = pack_octet(v);                                                          \
             }                                                                                 \
           }
 #endif
-        // Shared places of the octets: A as [m][k] with threads along k; B as [n][k] with
-        // threads along n (forward) or along k (weight gradient).
+        // Shared places of the octets: A as [m][k] with threads along k; B as [k][n] (B_KROWS),
+        // or [n][k] with threads along n (channel octets) or along k (weight gradient).
 #if defined(CONV_IMPLICIT)
         #define B_SLOT(u) (B_KROWS ? ((u) / (BN / 8)) * B_LDK + (u) % (BN / 8)                 \
                                : ((u) % BN) * LD + (u) / BN)
@@ -371,16 +291,14 @@ void main() {
 #endif
         #define STASH(stage)                                                                  \
           {                                                                                   \
-            [[unroll]] for (uint part = 0; part < PARTS; ++part) {                            \
-              const uint base = (stage) * STAGE + part * PART;                                \
-              [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                 \
-                const uint u = tid + l * THREADS;                                             \
-                sh[base + (u / OCTS) * LD + u % OCTS] = ra[part * A_UNITS + l];               \
-              }                                                                               \
-              [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                 \
-                const uint u = tid + l * THREADS;                                             \
-                sh[base + A_TILE + B_SLOT(u)] = rb[part * B_UNITS + l];                       \
-              }                                                                               \
+            const uint base = (stage) * STAGE;                                                \
+            [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {                                   \
+              const uint u = tid + l * THREADS;                                               \
+              sh[base + (u / OCTS) * LD + u % OCTS] = ra[l];                                  \
+            }                                                                                 \
+            [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {                                   \
+              const uint u = tid + l * THREADS;                                               \
+              sh[base + A_TILE + B_SLOT(u)] = rb[l];                                          \
             }                                                                                 \
           }
 
@@ -397,26 +315,10 @@ void main() {
           const uint hi = cur * STAGE;
           [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
             coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma[WM];
-#if defined(IN_F32)
-            coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma_lo[WM];
-#endif
-            [[unroll]] for (uint i = 0; i < WM; ++i) {
-              ma[i] = load_a(hi, (sg_m * WM + i) * 16, kk);
-#if defined(IN_F32)
-              ma_lo[i] = load_a(hi + PART, (sg_m * WM + i) * 16, kk);
-#endif
-            }
+            [[unroll]] for (uint i = 0; i < WM; ++i) ma[i] = load_a(hi, (sg_m * WM + i) * 16, kk);
             [[unroll]] for (uint j = 0; j < WN; ++j) {
               const uint n0 = (sg_n * WN + j) * 16;
               coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb = load_b(hi, n0, kk);
-#if defined(IN_F32)
-              coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb_lo =
-                  load_b(hi + PART, n0, kk);
-              [[unroll]] for (uint i = 0; i < WM; ++i) {  // the small terms first
-                acc[i * WN + j] = coopMatMulAdd(ma_lo[i], mb, acc[i * WN + j]);
-                acc[i * WN + j] = coopMatMulAdd(ma[i], mb_lo, acc[i * WN + j]);
-              }
-#endif
               [[unroll]] for (uint i = 0; i < WM; ++i) {
                 acc[i * WN + j] = coopMatMulAdd(ma[i], mb, acc[i * WN + j]);
               }
@@ -447,11 +349,6 @@ void main() {
               const float v = uintBitsToFloat(sh[scratch + rr * 4 + cc / 4][cc % 4]);
               if (r >= M || c >= N) continue;
 #if defined(CONV_IMPLICIT)
-              if (splits > 1) {  // the bias is the reduction's
-                const int64_t at = partial_index(slice, nbatch, z, M, N, r, c);
-                store_partial(partial + uint64_t(at) * 4, v);
-                continue;
-              }
               const int64_t ch = z * M + r;
               const ACC add =
                   conv_bias ? load_out(p.bias + uint64_t(ch * p.bias_stride * OUT_SIZE)) : 0.0;

@@ -45,18 +45,12 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Con
   int32_t groups;
   int32_t src_group_channels;
   uint32_t flags;  // VKML_CONV_HAS_BIAS
-  // Split-K (forward-style passes): `splits` slices of k_chunk each, their fp32 partial products
-  // at partial[((slice * groups + g) * m + row) * n + column], summed by conv_splitk_reduce.
-  uint64_t partial;
-  int64_t k_chunk;
-  uint32_t splits;  // 0 or 1: none
 };
 #ifdef __cplusplus
 static_assert(offsetof(ConvGemmParams, src) == 40);
 static_assert(offsetof(ConvGemmParams, src_c) == 120);
 static_assert(offsetof(ConvGemmParams, groups) == 220);
-static_assert(offsetof(ConvGemmParams, partial) == 232);
-static_assert(sizeof(ConvGemmParams) == 256);
+static_assert(sizeof(ConvGemmParams) == 232);
 }  // namespace vkml::ops
 #endif
 

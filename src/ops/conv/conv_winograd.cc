@@ -7,15 +7,16 @@
 #include "ops/conv/conv_winograd.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "ops/conv/conv_igemm.h"
 #include "ops/conv/conv_params.h"
+#include "ops/conv/conv_policy.h"
 #include "ops/conv/conv_util.h"
 #include "ops/launch.h"
 #include "ops/nn_util.h"
-#include "vkml/errors.h"
+#include "vkml/config.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops {
@@ -24,67 +25,30 @@ using nn::range_of;
 
 namespace {
 
-// The transforms' memory traffic per multiply saved grows as channels shrink: a 3-channel stem
-// lost (H200, 2026-12-03), every ResNet layer from 64 channels won with F(4x4, 3x3) (64->64 at
-// 56x56, batch 32, forward + both gradients: 0.77 against 1.20 ms implicit).
-constexpr int64_t kWinogradMinChannels = 64;
 // Bytes of transformed source and products per chunk of the batch, within scratch_budget.
 constexpr uint64_t kWinoWorkspace = 512ull << 20;
 constexpr int64_t kMaxItems = (1ll << 31) - 1;
 
-// Planes below this many output positions keep the cooperative-matrix gradients for fp16/bf16:
-// 512->512 at 4x4 and 7x7 lost (0.90 / 0.73 ms against 0.79 / 0.62 forward + both gradients),
-// 256->256 at 8x8 won (0.85 against 1.30; H200, 2026-12-03).
-constexpr int64_t kHalfMinPlane = 64;
-
-}  // namespace
-
-// fp16/bf16 gradients: 64->64 at 32x32, batch 256, forward + both gradients 1.69 against 8.09 ms
-// (H200). Their forward stays on the cooperative-matrix implicit GEMM, which won on every ResNet
-// layer (ResNet-50 fp16 inference 13.5 ms with Winograd against 12.6).
-bool winograd_by_default(const DeviceCaps& caps, const ConvDesc& c, const std::string& pass) {
-  if (caps.kind == DeviceKind::kCpu) return false;
-  if (std::min(c.in_channels, c.out_channels) < kWinogradMinChannels) return false;
-  if (c.dtype == DType::kF32) return true;
-  if (pass == "forward") return !coopmat_shape_ok(caps, c.dtype);
-  return c.out_size[0] * c.out_size[1] >= kHalfMinPlane;
-}
-
-namespace {
-
 // VKML_CONV_WINOGRAD: 0 off; 1 wherever it applies; a comma-separated subset of forward, data,
-// weight: those passes wherever they apply, the others off; unset: the default rule.
-bool wanted(Device& dev, const ConvDesc& c, const char* pass) {
-  const char* env = std::getenv("VKML_CONV_WINOGRAD");
-  const std::string mode = env ? env : "";
-  if (mode.empty()) return winograd_by_default(dev.caps(), c, pass);
+// weight: those passes wherever they apply, the others off; auto: conv_winograd_by_default.
+bool wanted(Device& dev, const ConvDesc& c, ConvPass pass) {
+  const std::string& mode = config().conv_winograd;
+  if (mode == "auto") return conv_winograd_by_default(dev.caps(), c, pass);
   if (mode == "0" || mode == "1") return mode == "1";
-  bool listed = false;
+  const std::string_view name = conv_pass_name(pass);
   size_t start = 0;
   while (start <= mode.size()) {
     const size_t end = std::min(mode.find(',', start), mode.size());
-    const std::string item = mode.substr(start, end - start);
-    if (item != "forward" && item != "data" && item != "weight") {
-      throw InvalidArgument("vkml: VKML_CONV_WINOGRAD=" + mode +
-                            " is not one of: 0, 1, or a comma-separated list of forward, data, "
-                            "weight");
-    }
-    listed |= item == pass;
+    if (std::string_view(mode).substr(start, end - start) == name) return true;
     start = end + 1;
   }
-  return listed;
+  return false;
 }
 
-// Output tile edge m from VKML_CONV_WINOGRAD_TILE (2 or 4; default 4: 4x fewer multiplies than
-// direct against 2.25x, and 36 transformed values per 16 outputs against 16 per 4; H200
-// ResNet-18 training 23.6 ms against 29.6 with 2, one run each in one call).
-int tile_edge() {
-  const char* env = std::getenv("VKML_CONV_WINOGRAD_TILE");
-  const std::string v = env ? env : "";
-  if (v.empty() || v == "4") return 4;
-  if (v == "2") return 2;
-  throw InvalidArgument("vkml: VKML_CONV_WINOGRAD_TILE=" + v + " is not one of: 2, 4");
-}
+// Output tile edge m from VKML_CONV_WINOGRAD_TILE: 4 (4x fewer multiplies than direct against
+// 2.25x, for 36 transformed values per 16 outputs against 16 per 4) or 2 (rounding closer to
+// direct summation). Measurements: docs/design/conv.md#winograd-tile
+int tile_edge() { return config().conv_winograd_tile == "2" ? 2 : 4; }
 
 // The shaders of c's dtype: fp32 tensors, or fp16/bf16 ones widened to fp32 on load.
 std::string stage_shader(const ConvDesc& c, int m, const std::string& stage) {
@@ -183,7 +147,8 @@ ConvParams over_tiles(const ConvParams& base, const TensorDesc& t, bool source, 
 
 bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const TensorDesc& w,
                    const TensorDesc* bias, const TensorDesc& dst, bool data_grad) {
-  if (!geometry_fits(c, data_grad) || !wanted(dev, c, data_grad ? "data" : "forward")) {
+  if (!geometry_fits(c, data_grad) ||
+      !wanted(dev, c, data_grad ? ConvPass::kData : ConvPass::kForward)) {
     return false;
   }
   // As a convolution src (C channels) -> dst (K channels) with a 3x3 kernel and padding pad.
@@ -236,7 +201,7 @@ bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const 
 
 bool winograd_weight_grad(Device& dev, const ConvDesc& c, const TensorDesc& x,
                           const TensorDesc& gy, const TensorDesc& gw) {
-  if (!geometry_fits(c, false) || !wanted(dev, c, "weight")) return false;
+  if (!geometry_fits(c, false) || !wanted(dev, c, ConvPass::kWeight)) return false;
   const int64_t C = c.in_channels, K = c.out_channels;
   const WinoPlan wp = plan_for(dev, c, C, K, c.out_size);
   if (wp.nb_max == 0) return false;

@@ -3,8 +3,6 @@
 #ifndef VKML_OPS_CONV_CONV_WINOGRAD_H_
 #define VKML_OPS_CONV_CONV_WINOGRAD_H_
 
-#include <string>
-
 #include "vkml/conv.h"
 
 namespace vkml::ops {
@@ -13,14 +11,9 @@ namespace vkml::ops {
 // output gradient, dst = the input gradient, the kernel transposed and turned) of a 2-D 3x3
 // convolution at stride 1 without dilation or groups. False where it does not apply or
 // VKML_CONV_WINOGRAD does not ask for it (0 off; 1 wherever it applies; a comma-separated subset
-// of forward, data, weight: those passes; unset: winograd_by_default).
+// of forward, data, weight: those passes; auto: conv_winograd_by_default in conv_policy.cc).
 bool winograd_conv(Device& dev, const ConvDesc& c, const TensorDesc& src, const TensorDesc& w,
                    const TensorDesc* bias, const TensorDesc& dst, bool data_grad);
-
-// Whether a pass ("forward", "data" or "weight") of c takes Winograd with VKML_CONV_WINOGRAD
-// unset: on GPUs, from 64 channels on both sides; fp32 in every pass; fp16/bf16 in the gradients
-// on planes of 64+ output positions, and in the forward only without cooperative matrices.
-bool winograd_by_default(const DeviceCaps& caps, const ConvDesc& c, const std::string& pass);
 
 // The weight gradient of the same convolutions (x the input, gy the output gradient), under the
 // same setting.

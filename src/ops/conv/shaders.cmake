@@ -29,19 +29,16 @@ endforeach()
 foreach(dt f32 f16 bf16)
   string(TOUPPER ${dt} D)
   vkml_shader(NAME conv_igemm_${dt} SOURCE ${_dir}/../gemm/gemm_simt.comp
-              DEFINES IN_${D} OUT_${D} SIMT_NAMED_ACC CONV_IMPLICIT INCLUDE ${_dir} ${_dir}/../gemm)
+              DEFINES IN_${D} OUT_${D} CONV_IMPLICIT INCLUDE ${_dir} ${_dir}/../gemm)
   vkml_shader(NAME conv_igemm_wgrad_${dt} SOURCE ${_dir}/../gemm/gemm_simt.comp
-              DEFINES IN_${D} OUT_${D} SIMT_NAMED_ACC CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm)
-  # The forward-style passes' split-K slices summed into the destination (VKML_CONV_SPLITK).
-  vkml_shader(NAME conv_splitk_reduce_${dt} SOURCE ${_dir}/conv_splitk_reduce.comp
-              DEFINES IN_${D} OUT_${D} INCLUDE ${_dir} ${_dir}/../gemm)
+              DEFINES IN_${D} OUT_${D} CONV_WGRAD INCLUDE ${_dir} ${_dir}/../gemm)
 endforeach()
-# The same passes on cooperative matrices (conv_igemm_coopmat.comp): fp16 and bf16 as they are,
-# fp32 split into bf16 pairs; skipped where glslang lacks cooperative matrices or bfloat16.
-foreach(dt f16 bf16 f32)
+# The same passes on cooperative matrices (conv_igemm_coopmat.comp) for fp16 and bf16; skipped
+# where glslang lacks cooperative matrices or bfloat16.
+foreach(dt f16 bf16)
   string(TOUPPER ${dt} D)
   set(_req coopmat)
-  if(NOT dt STREQUAL f16)
+  if(dt STREQUAL bf16)
     list(APPEND _req bf16)
   endif()
   vkml_shader(NAME conv_igemmc_${dt} SOURCE ${_dir}/conv_igemm_coopmat.comp

@@ -7,6 +7,7 @@
 
 #include "ops/copy/copy_params.h"
 #include "ops/launch.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 #include "vkml/ops.h"
 
@@ -49,11 +50,7 @@ std::string variant_suffix(DType t) { return std::string(dtype_name(t)); }
 bool transpose_copy(Device& dev, const std::vector<int64_t>& sizes, const std::vector<int64_t>& ds,
                     const std::vector<int64_t>& ss, const TensorDesc& dst, const TensorDesc& src,
                     uint64_t esize) {
-  // VKML_COPY_TRANSPOSE=0 keeps the generic strided copy (A/B runs on a device).
-  static const bool off = [] {
-    const char* e = std::getenv("VKML_COPY_TRANSPOSE");
-    return e && std::string(e) == "0";
-  }();
+  const bool off = !config().copy_transpose;  // the generic strided copy, for comparisons
   const int nd = static_cast<int>(sizes.size());
   if (off || nd < 2 || nd > 3 || esize > 8) return false;
   int r = -1, c = -1;  // r: the destination's unit-stride dim, c: the source's

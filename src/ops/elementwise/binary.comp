@@ -69,8 +69,8 @@ void ew_element(ElementwiseParams p, int64_t i, i64vec4 strides0, VAL scalar, VA
 
 // VEC mode: dense operands, 16 bytes per load; EW_UNROLL vectors per operand are loaded (the
 // pointers may alias, so the compiler could not hoist them over the stores itself), then computed
-// and stored. Lanes past the end load nothing (reloading the last vector there cost the unary
-// kernel ~7% against a copy on the H200). Elements after the last whole vector go through
+// and stored. Lanes past the end load nothing: reloading the last vector there costs bandwidth
+// (docs/design/elementwise.md#vector-path). Elements after the last whole vector go through
 // ew_element.
 void ew_main_vec(ElementwiseParams p, VAL scalar, VAL alpha, VAL beta, VAL gamma) {
   const bool sa = (MODE & VKML_EW_SCALAR_A) != 0u, sb = (MODE & VKML_EW_SCALAR_B) != 0u;

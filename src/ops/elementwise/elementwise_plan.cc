@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ops/launch.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -158,18 +159,11 @@ ElementwisePlan plan_elementwise(EwKind kind, uint32_t op, const ElementwiseOpIn
   return plan;
 }
 
-// A VEC dispatch of more than kSpreadGroups workgroups gets about a quarter as many (at least
-// kSpreadGroups), so each thread has the kernels' EW_UNROLL (4) vectors in flight instead of one.
-// On the H200 over 38.7M fp32 elements (session 22) the kernels went from 0.1276 to 0.1120 ms
-// (add), 0.0883 to 0.0799 (neg) and 0.1155 to 0.0836 (exp: its arithmetic now hides behind the
-// loads); CUDA's calls took 0.110, 0.077-0.078 and 0.077-0.078. VKML_EW_SPREAD=N sets the count
-// (0: one vector per thread, as before).
+// A VEC dispatch of more than VKML_EW_SPREAD (2048) workgroups gets about a quarter as many (at
+// least that many), so each thread has the kernels' EW_UNROLL (4) vectors in flight instead of
+// one and arithmetic hides behind the loads. Measurements: docs/design/elementwise.md#spread.
 namespace {
-constexpr int64_t kSpreadGroups = 2048;
-int64_t spread_groups() {
-  const char* env = std::getenv("VKML_EW_SPREAD");
-  return env ? std::atoll(env) : kSpreadGroups;
-}
+int64_t spread_groups() { return config().ew_spread; }
 }  // namespace
 
 void record_plan(Device& dev, const ElementwisePlan& plan) {

@@ -24,9 +24,9 @@ T ew_copysign(T a, T b) {
 }
 #endif
 
-// Round half to even. The double builtin is wrong on lavapipe on some x86 hosts (Mesa 22.3, seen on
-// an AMD EPYC: roundEven(1.5) = 1, roundEven(0.50000002) = 0), so doubles go through floor, whose
-// remainder x - floor(x) is exact; a zero result keeps x's sign.
+// Round half to even. The double builtin is wrong on lavapipe on some x86 hosts (Mesa 22.3 gives
+// roundEven(1.5) = 1), so doubles go through floor, whose remainder x - floor(x) is exact; a zero
+// result keeps x's sign.
 T ew_round_even(T x) {
 #if defined(EW_DOUBLE)
   const T f = floor(x), d = x - f;
@@ -45,7 +45,7 @@ T ew_ldexp(T x, int n) {
 }
 
 // frexp for every finite x: GLSL leaves frexp of a denormal undefined (lavapipe reads its exponent
-// field as a normal number's, so log(3e-39) came out as -87.8), so denormals are scaled up first.
+// field as a normal number's), so denormals are scaled up first.
 T ew_frexp(T x, out int e) {
   if (x == T(0) || abs(x) >= ldexp(T(1), EW_MIN_EXP + EW_MANT_BITS - 1)) return frexp(x, e);
   T m = frexp(x * ldexp(T(1), EW_MANT_BITS), e);
@@ -468,7 +468,7 @@ T ew_erfc(T x) {
 // f * erfc(-x / sqrt 2), with the rounding error of -x / sqrt 2 taken into the tail (its
 // relative effect grows like 2 z zl); also fd * exp(-(x^2 / 2)) for gelu's gradient. The
 // factors multiply before exp(-z^2) does: a normal result never passes through a subnormal
-// intermediate, which NVIDIA's driver flushes to zero (gelu(-13.2) read 0).
+// intermediate, which NVIDIA's driver flushes to zero (gelu(-13.2) would read 0).
 T ew_erfc_neg_scaled(T x, T f, T fd, out T density) {
   T z = -x * EW_SQRT1_2, zh, zl;
   cr_two_prod(-x, EW_SQRT1_2_HI, zh, zl);  // NaN for |x| > 1e34: a > EW_ERFC_XMAX selects then

@@ -148,8 +148,8 @@ T ew_pow(T a, T b) {
 // e^x for a result that is rounded to fp16/bf16 (DT_F16/DT_BF16 variants): the driver's exp2
 // (a few fp32 ulps, ~2^-21 relative) is far below half an fp16 ulp (2^-12), so the rounded value
 // differs from the correctly rounded one only within ~2^-9 ulp of a tie, where the CPU's own float
-// evaluation (its vectorised exp, ~1 ulp) is no more exact. About a tenth of ew_exp's work: fp16
-// sigmoid ran at 0.33x of CUDA's bandwidth on the H200, compute-bound on ew_exp.
+// evaluation (its vectorised exp, ~1 ulp) is no more exact. About a tenth of ew_exp's work, which
+// keeps fp16 activations memory-bound (docs/design/elementwise.md#half-exp).
 T ew_exp_for_half(T x) {
 #if defined(DT_F16) || defined(DT_BF16)
   return exp2(x * EW_LOG2E);
@@ -163,7 +163,7 @@ T ew_exp_for_half(T x) {
 T ew_sigmoid(T x) { return T(1) / (T(1) + ew_exp_for_half(-x)); }
 T ew_silu(T x) { return cr_div_fast(x, T(1) + ew_exp_for_half(-x)); }
 // relu keeps NaN and -0 like PyTorch's clamp_min(x, 0). The test reads the sign bit: NVIDIA's
-// compiler turned `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0 (H200, driver 580).
+// compiler turns `x < 0 ? 0 : x` into max(x, 0), which gives +0 for -0.
 T ew_relu(T x) { return (ew_signbit(x) && x != T(0) && !isnan(x)) ? T(0) : x; }
 // 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x.
 // gelu(inf) = inf, gelu(-inf) = NaN (-inf * 0) as on the CPU.
@@ -178,7 +178,7 @@ T ew_gelu_inner(T x) { return EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * x * x * x
 T ew_gelu_tanh(T x) { return cr_div_fast(x, T(1) + ew_exp(T(-2) * ew_gelu_inner(x))); }
 
 // hardsigmoid/hardswish: NaN passes through, as std::min/std::max let it in PyTorch. Tested
-// first: NVIDIA's compiler made the two selects a clamp, which drops NaN (hardsigmoid(NaN) = 1).
+// first: NVIDIA's compiler makes the two selects a clamp, which drops NaN (hardsigmoid(NaN) = 1).
 T ew_relu6_shift(T x) {
   T t = x + T(3);
   if (isnan(t)) return t;

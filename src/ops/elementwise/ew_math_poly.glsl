@@ -4,7 +4,7 @@
 
 // The degree as the CPU's cast to int64 gives it: NaN, infinities and out-of-range values
 // become negative (x86 yields INT64_MIN), which every polynomial maps to 0. Degrees are capped
-// at 2^24: beyond that T no longer counts the recurrence's steps exactly.
+// at 2^24: beyond that T cannot count the recurrence's steps exactly.
 int ew_poly_degree(T n) {
   T t = trunc(n);
   if (!(t > T(-9.2e18) && t < T(9.2e18))) return -1;

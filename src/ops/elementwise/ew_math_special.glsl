@@ -148,7 +148,7 @@ T ew_polygamma(T x, T n, T signed_factorial) {
 
 // I0(x) and I1(x) / (x / 2) for |x| <= 8 by their power series in (x/2)^2: positive terms, so
 // the sum is accurate to a few ulp. The ratios are correctly rounded divisions: a driver's 2.5-ulp
-// division, compounded over some 30 terms, put float32 I0 beyond 1e-5 on an H200.
+// division, compounded over some 30 terms, can put float32 I0 off by 1e-5.
 T ew_i0_series(T x) {
   T y = T(0.25) * x * x, term = T(1), sum = T(1);
   for (int k = 1; k < 40; ++k) {
@@ -170,7 +170,7 @@ T ew_i1_series(T x) {
 
 // exp(ax) * g for g < 1 where exp(ax) alone may overflow before the product does: h * g * h with
 // h = exp(ax / 2), one h scaled by 2^-64 (exact) so that no order of the three factors leaves the
-// float range (the H200 gave inf for I0(89) from h * g * h, finite 1.9e37), then 2^64 back.
+// float range (h * g * h may give inf for I0(89), whose value is finite), then 2^64 back.
 T ew_exp_times(T ax, T g) {
   T h = ew_exp(T(0.5) * ax);
   precise T hs = h * T(5.42101086242752217e-20);  // 2^-64

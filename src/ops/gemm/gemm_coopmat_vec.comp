@@ -34,7 +34,7 @@ layout(constant_id = 8) const bool B_NFAST = true;  // B contiguous along n (els
 layout(constant_id = 9) const uint GROUP_M = 8;
 layout(constant_id = 10) const bool A_SCALAR = false;  // A's rows not 16-byte aligned
 layout(constant_id = 11) const bool B_SCALAR = false;
-// Diagnostic only (VKML_GEMM_PROBE, bench/gemm_probe.py; the results are wrong): which part of
+// Diagnostic only (VKML_GEMM_PROBE in diagnostic builds; the results are wrong): which part of
 // the K loop bounds the rate. 1: no global loads after the first tile; 2: nor shared stores (one
 // stage read throughout); 3: nor barriers. 0 in every real plan.
 layout(constant_id = 12) const uint PROBE = 0;
@@ -175,7 +175,7 @@ void main() {
   // along rows (the split fp32 GEMM's beta = 1 products and biased linears take this path too).
   const bool vec_out = splits == 1 && epilogue_dense(epi, 8);
   // Split-K partials (rows of N floats): 16-byte aligned runs of 8 where N is a multiple of 4.
-  // One float per store wrote each 32-byte sector in 8 pieces (session 18's split-K loss).
+  // One float per store would write each 32-byte sector in 8 pieces.
   const bool vec_partial = splits > 1 && (N % 4) == 0;
   // Byte steps of this thread's A and B pointers per K tile.
   const uint64_t a_step = uint64_t(A_KFAST ? BK : BK * A.col) * 2;

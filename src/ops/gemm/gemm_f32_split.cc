@@ -4,19 +4,20 @@
 // (the correction's hi copies hold 0 where an element is not finite, so inf * 0 makes no NaN)
 // as two cooperative-matrix GEMMs with fp32 accumulation (the second of depth 2K, adding the
 // first through beta), and the scales are undone (gemm_split_scale.comp). Three fp16 products per
-// fp32 one: on the H200 the fp16 kernel runs 263 TFLOP/s against cuBLAS's 51 in fp32.
+// fp32 one pay where the fp16 tensor cores run several times faster than fp32 arithmetic.
 // The tensor cores' fp32 accumulation loses more than fp32 arithmetic over long chains, so the
 // main product runs in K slices (each added to C in fp32 by the epilogue) unless the caller
-// relaxed fp32 precision (torch's "high"/"medium", CUDA's TF32 switch). Where and how is in
-// gemm_f32_split_wanted and main_slice, from H200 measurements (docs/performance.md, sessions
-// 16-17). VKML_GEMM_F32_SPLIT=0|1 turns it off or on for any size on GPUs; =force on any device
-// (tests on lavapipe).
+// relaxed fp32 precision (torch's "high"/"medium", CUDA's TF32 switch). Where it is taken by
+// default is gemm_policy.cc's rule. VKML_GEMM_F32_SPLIT=0|1 turns it off or on for any size on
+// GPUs; =force on any device (tests on CPU devices).
+// Thresholds and measurements: docs/design/gemm.md#f32-split
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 
 #include "ops/gemm/gemm_f32_split.h"
+#include "ops/gemm/gemm_policy.h"
 #include "ops/launch.h"
+#include "vkml/config.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops {
@@ -84,14 +85,10 @@ void split_lines(Device& dev, const MatrixView& src, int64_t lines, int64_t leng
   dev.free(amax_bits);
 }
 
-// Main-product K slice under fp32's full precision. Error relative to |A| |B| against float64,
-// max / mean, on the H200 (session 17): 8192^3 unsliced 1.1e-6 / 1.3e-7, slices of 1024
-// 1.4e-7 / 1.7e-8, of 256 6.1e-8 / 5.0e-9; cuBLAS fp32 and vkml's SIMT kernel 4.3e-7 / 2.0e-8.
-// At K = 768 (one slice) 4.6e-7 / 4.2e-8 against 4.5e-7 / 2.0e-8. Slices of 1024 cost 11% at
-// 8192^3, of 256 37%.
+// Main-product K slice under fp32's full precision: short enough that the sliced error stays
+// at or below the fp32 kernels' at a modest cost in speed.
+// Errors and costs per slice: docs/design/gemm.md#f32-split-slices
 constexpr int64_t kFullPrecisionSlice = 1024;
-
-bool is_set(const char* env, const char* value) { return env && std::strcmp(env, value) == 0; }
 
 // Output blocks of 128x128, the tensor-core kernel's tile.
 int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 127) / 128); }
@@ -99,13 +96,10 @@ int64_t output_blocks(const GemmDesc& d) { return ((d.m + 127) / 128) * ((d.n + 
 // Below this many output blocks the products run as split-K GEMMs (slices bounded for precision
 // and sized for about split_k_target() workgroups) instead of one GEMM per slice, whose few
 // workgroups would leave most of the GPU idle. VKML_GEMM_F32_SPLIT_FEW_BLOCKS=N sets both to N.
-// On the H200 (session 22), once the tensor-core kernel stored its partial sums 8 at a time,
-// split-K at 1024 workgroups beat one GEMM per slice on ViT's weight gradients (768x3072 over
-// K = 12608: 39.8 TFLOP/s against 29.1; SIMT 30.0), but lost on products of 512-1023 blocks
-// (ViT's whole step 237.9 ms against 219.7 with those split too).
+// Measurements: docs/design/gemm.md#f32-split-few-blocks
 int64_t few_blocks_or(int64_t fallback) {
-  const char* env = std::getenv("VKML_GEMM_F32_SPLIT_FEW_BLOCKS");
-  return env ? std::atoll(env) : fallback;
+  const int64_t v = config().gemm_f32_split_few_blocks;
+  return v == kConfigAuto ? fallback : v;
 }
 int64_t few_blocks() { return few_blocks_or(512); }
 int64_t split_k_target() { return few_blocks_or(1024); }
@@ -132,37 +126,20 @@ int64_t split_k_slice(Device& dev, GemmDesc d, int64_t blocks, int64_t bound) {
   return fits ? d.max_k_slice : 0;
 }
 
-// Default without VKML_GEMM_F32_SPLIT: NVIDIA GPUs (where it was measured) and products whose
-// output fills the GPU with 128x128 blocks many times over. On the H200 it beat the SIMT kernel
-// at every such shape measured, from 12608x768x2304 (38.7 against 33.3 TFLOP/s) to 8192^3 (67.1
-// against 38.8). With fewer blocks (GPT-2's weight gradients: 2304x768 outputs over K = 4096) the
-// sliced products leave most of the GPU idle where the SIMT kernel splits K: GPT-2 training took
-// 198 ms against 145 while those took the split too (session 17). VKML_GEMM_F32_SPLIT_MIN_BLOCKS=N
-// moves that limit (for measurements). Weight gradients over many tokens (K >= 8192, 96 or more
-// blocks) take it with split-K (few_blocks): 38.0-40.7 TFLOP/s against SIMT's 29.3-30.0 on ViT's
-// (session 22). Over K = 4096 it gained 0-9% (GPT-2's) and on 36 blocks it lost, so those stay.
-// GPT-2's LM-head input gradient (4096x768 over K = 50257) runs as split-K GEMMs over K ranges
-// whose partials fit the split-K scratch, on K padded to a multiple of 8 (session 23).
-bool default_on(const GemmDesc& d, const DeviceCaps& caps) {
-  const char* min_env = std::getenv("VKML_GEMM_F32_SPLIT_MIN_BLOCKS");
-  const int64_t min_blocks = min_env ? std::atoll(min_env) : 512;
-  const int64_t blocks = output_blocks(d);
-  const bool long_k_few_blocks = blocks >= 96 && d.k >= 8192;
-  return caps.vendor_id == kVendorNvidia && std::min(d.m, d.n) >= 768 && d.k >= 768 &&
-         (blocks >= min_blocks || long_k_few_blocks);
-}
-
+// VKML_GEMM_F32_SPLIT_KCHUNK, or where it is auto: none under relaxed fp32 precision, else
+// kFullPrecisionSlice.
 int64_t main_slice(const GemmDesc& d) {
-  if (const char* env = std::getenv("VKML_GEMM_F32_SPLIT_KCHUNK")) return std::atoll(env);
+  const int64_t v = config().gemm_f32_split_kchunk;
+  if (v != kConfigAuto) return v;
   return d.fp32_relaxed ? 0 : kFullPrecisionSlice;
 }
 
 }  // namespace
 
 bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
-  const char* env = std::getenv("VKML_GEMM_F32_SPLIT");
-  const bool forced = is_set(env, "force");  // any device: tests on lavapipe
-  if (is_set(env, "0") || (env && !forced && !is_set(env, "1"))) return false;
+  const std::string& setting = config().gemm_f32_split;
+  const bool forced = setting == "force";  // any device: tests on CPU devices
+  if (setting == "0") return false;
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
   if (d.batch[0] * d.batch[1] != 1) return false;
   // The final pass reads C_in and bias after the products have written C: no in-place addmm_
@@ -171,14 +148,14 @@ bool gemm_f32_split_wanted(const GemmDesc& d, const DeviceCaps& caps) {
     return false;
   }
   if (forced) return true;
-  if (caps.kind == DeviceKind::kCpu || !coopmat_shape_ok(caps, DType::kF16)) return false;
-  return env || default_on(d, caps);
+  if (!gemm_f32_split_supported(caps)) return false;
+  return setting == "1" || gemm_f32_split_by_default(caps, d);
 }
 
 void gemm_f32_split(Device& dev, const GemmDesc& d) {
   const int64_t m = d.m, n = d.n;
   // K padded with zeros to whole 16-byte units of halves, so that the GEMMs below read aligned
-  // rows of whole vectors (with K = 50257, GPT-2's vocabulary, they ran at 5-6 TFLOP/s).
+  // rows of whole vectors (an odd K, such as GPT-2's vocabulary of 50257, runs far slower).
   const int64_t k = (d.k + 7) / 8 * 8;
   // Operands as lines of 3K halves: A by rows [hi | hi2 | lo], B by columns [hi | lo | hi2]
   // (k contiguous), so that the correction [A_hi2 | A_lo] x [B_lo ; B_hi2] pairs hi with lo.

@@ -1,10 +1,12 @@
-// Variant choice for the gemm family: a pure function of the descriptor, DeviceCaps and the set
-// of shaders compiled into this build (tested without a GPU in tests/ops/test_gemm.cc).
+// Variant choice for the gemm family: a function of the descriptor, DeviceCaps, the settings and
+// the set of shaders compiled into this build (tested without a GPU in test_gemm_plan.cc). The
+// rules that differ per device class are in gemm_policy.cc.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "ops/gemm/gemm_policy.h"
+#include "vkml/config.h"
 #include "vkml/gemm.h"
 
 namespace vkml::ops {
@@ -35,7 +37,7 @@ struct TileConfig {
   }
 };
 
-// Largest first. The 16-deep 128x128 tile needs more than lavapipe's 32 KiB of shared memory.
+// Largest first. The 16-deep 128x128 tile needs more than 32 KiB of shared memory.
 constexpr TileConfig kTiles[] = {
     {128, 128, 16, 8, 8}, {128, 128, 8, 8, 8},
     {64, 64, 16, 4, 4},   {64, 64, 8, 4, 4},  // f64 within 32 KiB
@@ -84,22 +86,8 @@ void maybe_split_k(GemmPlan& plan, const DeviceCaps& caps) {
   const GemmDesc& d = plan.problem;
   const int64_t batches = d.batch[0] * d.batch[1];
   const int64_t blocks = ceil_div(d.m, plan.tile_m) * ceil_div(d.n, plan.tile_n) * batches;
-  int64_t target = caps.kind == DeviceKind::kCpu ? 8 : 256;
-  int64_t min_slice = 512;
-  if (plan.kernel == GemmKernel::kSimt && caps.kind != DeviceKind::kCpu) {
-    // The SIMT fp32 kernel on NVIDIA: 1024. H200 sweep over GPT-2's and ViT's few-block
-    // products (weight gradients): 0.60 -> 0.70 of cuBLAS (geomean); ViT step 238 -> 225 ms,
-    // GPT-2 133 -> 128.
-    if (caps.vendor_id == kVendorNvidia) target = 1024;
-    // For sweeps: VKML_GEMM_SIMT_SPLITK_BLOCKS=N, the block target instead;
-    // VKML_GEMM_SIMT_SPLITK_MIN_SLICE=N, the least depth of the slices.
-    if (const char* e = std::getenv("VKML_GEMM_SIMT_SPLITK_BLOCKS"); e && *e) {
-      target = std::max<int64_t>(std::strtol(e, nullptr, 10), 1);
-    }
-    if (const char* e = std::getenv("VKML_GEMM_SIMT_SPLITK_MIN_SLICE"); e && *e) {
-      min_slice = std::max<int64_t>(std::strtol(e, nullptr, 10), 32);
-    }
-  }
+  const int64_t target = gemm_split_k_target(caps, plan.kernel);
+  const int64_t min_slice = gemm_split_k_min_slice(caps, plan.kernel);
   const int64_t max_slice = d.max_k_slice > 0 ? std::max<int64_t>(d.max_k_slice / 32 * 32, 32) : 0;
   const int64_t needed = max_slice > 0 ? ceil_div(d.k, max_slice) : 1;
   if (needed > 1) {
@@ -134,26 +122,24 @@ bool vec_operand(const MatrixView& v, int64_t rows, int64_t cols, int64_t per, b
   return false;
 }
 
-// VKML_GEMM_PROBE=1|2|3 (diagnostic, wrong results; bench/gemm_probe.py): the coopmat and SIMT
-// kernels skip parts of their K loop (spec constant 12) to show which part bounds their rate.
+// VKML_GEMM_PROBE=1|2|3 (diagnostic builds only; wrong results): the coopmat and SIMT kernels
+// skip parts of their K loop (spec constant 12) to show which part bounds their rate.
 uint32_t gemm_probe() {
-  static const uint32_t probe = [] {
-    const char* e = std::getenv("VKML_GEMM_PROBE");
-    return e ? uint32_t(std::strtoul(e, nullptr, 10)) : 0u;
-  }();
-  return probe;
+#if VKML_DIAGNOSTICS
+  return static_cast<uint32_t>(config().gemm_probe);
+#else
+  return 0;
+#endif
 }
 void append_probe(std::vector<uint32_t>* spec) {
   if (gemm_probe()) spec->push_back(gemm_probe());
 }
 
-// VKML_GEMM_SIMT_KVEC: 0 keeps every k-contiguous operand on scalar loads (A/B runs on a
-// device); unset, A in 4x4 blocks and B only where a tile fits with them alone; `ab` B wherever it
-// applies (for sweeps). Read per plan, like the other tuning variables, so that tests can switch it.
+// VKML_GEMM_SIMT_KVEC: 0 keeps every k-contiguous operand on scalar loads; a (the default) reads
+// A in 4x4 blocks and B only where a tile fits with them alone; ab reads B so wherever it applies.
 enum class BlockSetting { kOff, kA, kAB };
 BlockSetting block_setting() {
-  const char* e = std::getenv("VKML_GEMM_SIMT_KVEC");
-  const std::string v = e ? e : "";
+  const std::string& v = config().gemm_simt_kvec;
   return v == "0" ? BlockSetting::kOff : v == "ab" ? BlockSetting::kAB : BlockSetting::kA;
 }
 
@@ -170,10 +156,7 @@ bool simt_a_blocks_ok(const MatrixView& a, int64_t m, int64_t k, uint32_t a_unit
          blocks_fit(vec_operand(a, m, k, 4, &row_major) && row_major, a_units_per_thread);
 }
 
-int64_t split_k_scratch_bytes() {
-  const char* env = std::getenv("VKML_GEMM_SPLITK_SCRATCH");
-  return env && *env ? std::max<int64_t>(std::atoll(env), 1) : int64_t{256} << 20;
-}
+int64_t split_k_scratch_bytes() { return config().gemm_splitk_scratch; }
 
 std::vector<uint32_t> simt_extra_spec(uint32_t a_blocks, uint32_t b_blocks) {
   if (!gemm_probe() && !a_blocks && !b_blocks) return {};
@@ -188,13 +171,13 @@ struct CoopTile {
   uint32_t bm, bn, subgroups, wm, wn, bk;
 };
 
-// VKML_GEMM_COOPMAT_TILE=BMxBNxSUBGROUPSxWMxWN[xBK] overrides the tile (for tuning on a device).
+// VKML_GEMM_COOPMAT_TILE=BMxBNxSUBGROUPSxWMxWN[xBK] overrides the tile (for sweeps); one whose
+// subgroup grid does not cover it is ignored.
 bool coop_tile_override(CoopTile* t) {
-  const char* env = std::getenv("VKML_GEMM_COOPMAT_TILE");
-  if (!env) return false;
-  CoopTile o{0, 0, 0, 0, 0, 32};
-  int got = std::sscanf(env, "%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.subgroups, &o.wm, &o.wn, &o.bk);
-  if (got < 5 || o.wm == 0 || o.wn == 0 || (o.bk != 16 && o.bk != 32)) return false;
+  const std::vector<uint32_t>& v = config().gemm_coopmat_tile;
+  if (v.empty()) return false;
+  CoopTile o{v[0], v[1], v[2], v[3], v[4], v.size() > 5 ? v[5] : 32u};
+  if (o.wm == 0 || o.wn == 0 || (o.bk != 16 && o.bk != 32)) return false;
   if (o.bm % (16 * o.wm) || o.bn % (16 * o.wn)) return false;
   if ((o.bm / (16 * o.wm)) * (o.bn / (16 * o.wn)) != o.subgroups) return false;
   *t = o;
@@ -208,12 +191,8 @@ bool halves_operand(const MatrixView& v, int64_t rows, int64_t cols, bool* row_m
                     bool* scalar) {
   *scalar = false;
   if (vec_operand(v, rows, cols, 8, row_major)) return true;
-  // VKML_GEMM_UNALIGNED_VEC=0 sends such operands to the general kernel (A/B runs on a device).
-  static const bool unaligned_off = [] {
-    const char* e = std::getenv("VKML_GEMM_UNALIGNED_VEC");
-    return e && std::string(e) == "0";
-  }();
-  if (unaligned_off || v.address % 2 != 0) return false;
+  // VKML_GEMM_UNALIGNED_VEC=0 sends such operands to the general kernel (for comparisons).
+  if (!config().gemm_unaligned_vec || v.address % 2 != 0) return false;
   *scalar = true;
   *row_major = v.col_stride == 1;
   return v.col_stride == 1 || v.row_stride == 1;
@@ -228,10 +207,11 @@ bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, Ge
   }
   const int64_t batches = d.batch[0] * d.batch[1];
   const bool big = ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches >= 64;
-  // Measured on an H200 (8192^3 fp16): 64x64 per subgroup beat 64x32 by 1.5x.
+  // 64x64 outputs per subgroup: more reuse of each fragment than 64x32.
+  // Tiles and measurements: docs/design/gemm.md#coopmat-tiles
   CoopTile t = big ? CoopTile{128, 128, 4, 4, 4, 32} : CoopTile{64, 64, 4, 2, 2, 32};
   // A narrow side fills under half of a 128-wide block (a 1x1 convolution over 7x7 planes has
-  // N = 49): 64-wide blocks there, which run at about 0.7x the rate of 128x128 (8192^3 sweep).
+  // N = 49): 64-wide blocks there, though they run slower per block than 128x128.
   auto fill = [](int64_t x, int64_t b) { return double(x) / double(ceil_div(x, b) * b); };
   if (big && fill(d.n, 64) > 1.4 * fill(d.n, 128)) {
     t = CoopTile{128, 64, 4, 4, 2, 32};
@@ -259,7 +239,7 @@ bool coopmat_vec_plan(const GemmDesc& d, const DeviceCaps& caps, uint32_t sg, Ge
 }
 
 // The vectorised fp32 kernel (8x8 micro-tiles from 16-byte shared reads) for aligned operands.
-// VKML_GEMM_F32_TILE=BMxBN overrides the tile (for tuning on a device).
+// VKML_GEMM_F32_TILE=BMxBN overrides the tile (for sweeps; multiples of 32, else ignored).
 bool tiled_vec_plan(const GemmDesc& d, const DeviceCaps& caps, const std::string& shader,
                     GemmPlan* plan) {
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
@@ -268,15 +248,10 @@ bool tiled_vec_plan(const GemmDesc& d, const DeviceCaps& caps, const std::string
     return false;
   }
   const int64_t batches = d.batch[0] * d.batch[1];
-  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
   uint32_t bm = 128, bn = 128, bk = 8;
-  if (ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches < min_blocks) bm = bn = 64;
-  if (const char* env = std::getenv("VKML_GEMM_F32_TILE")) {
-    uint32_t t[2];
-    if (std::sscanf(env, "%ux%u", &t[0], &t[1]) == 2 && t[0] % 32 == 0 && t[1] % 32 == 0) {
-      bm = t[0], bn = t[1];
-    }
-  }
+  if (ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches < gemm_min_blocks(caps)) bm = bn = 64;
+  const std::vector<uint32_t>& t = config().gemm_f32_tile;
+  if (!t.empty() && t[0] % 32 == 0 && t[1] % 32 == 0) bm = t[0], bn = t[1];
   const uint32_t threads = (bm / 8) * (bn / 8);
   const uint32_t shared = 2 * bk * ((bm + 4) + (bn + 4)) * 4;
   if (threads > caps.max_workgroup_invocations || shared > caps.max_shared_memory) return false;
@@ -312,14 +287,13 @@ struct SimtTile {
   }
 };
 
-// Largest first; the first that still gives enough blocks is taken (see simt_plan). H200 sweep
-// (29 shapes, 2026-12-01, docs/performance.md): 128x64x16 with 8x8 thread tiles in the named-
-// accumulator variant (gemm_simtn) 0.729 of cuBLAS (geomean), 64x64x32 with 8x4 tiles 0.678.
+// Largest first; the first that still gives enough blocks is taken (see simt_plan).
+// Sweeps behind the table: docs/design/gemm.md#simt-tiles
 constexpr SimtTile kSimtTiles[] = {
     {128, 64, 16, 32, 64, 8, 8},  // 128 threads, warps of 32x64
     {64, 128, 16, 64, 32, 8, 8},  // its transpose, for M <= 64 (see simt_plan)
     {64, 64, 32, 32, 32, 8, 4},   // 128 threads, warps of 32x32: small outputs
-    {64, 64, 16, 32, 32, 8, 4},   // the same within 32 KiB of shared memory (0.541)
+    {64, 64, 16, 32, 32, 8, 4},   // the same within 32 KiB of shared memory
 };
 
 // Rows x columns a tile computes over an M x N output, its edge blocks included.
@@ -357,22 +331,19 @@ SimtLayout simt_layout(const SimtTile& t, const DeviceCaps& caps, bool a_k_fast,
   return l;
 }
 
-// VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for tuning on a device).
+// VKML_GEMM_SIMT_TILE=BMxBNxBKxWMxWNxTMxTN overrides the tile (for sweeps); one that does not
+// fit the device or the operands is ignored.
 bool simt_tile_override(SimtTile* t) {
-  const char* env = std::getenv("VKML_GEMM_SIMT_TILE");
-  if (!env) return false;
-  SimtTile o{};
-  if (std::sscanf(env, "%ux%ux%ux%ux%ux%ux%u", &o.bm, &o.bn, &o.bk, &o.wm, &o.wn, &o.tm, &o.tn) != 7) {
-    return false;
-  }
-  *t = o;
+  const std::vector<uint32_t>& v = config().gemm_simt_tile;
+  if (v.empty()) return false;
+  *t = SimtTile{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   return true;
 }
 
-// The SIMT fp32 kernel takes every layout; its K loop uses 32-bit byte offsets, so the strides
-// within one tile must fit in 31 bits (else the tiled kernel runs).
-// `named`: the gemm_simtn variant (named 4x4 accumulator blocks), thread tiles of 4 or 8 only.
-bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* plan) {
+// The SIMT fp32 kernel (gemm_simtn: named 4x4 accumulator blocks, thread tiles of 4 or 8) takes
+// every layout; its K loop uses 32-bit byte offsets, so the strides within one tile must fit in
+// 31 bits (else the tiled kernel runs).
+bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, GemmPlan* plan) {
   if (d.in_dtype != DType::kF32 || d.out_dtype != DType::kF32) return false;
   // Neighbouring threads walk the unit-stride dimension; 16-byte loads where it is m (A) or n (B)
   // and aligned. A k-contiguous operand is read with coalesced scalar loads, or in 4x4 blocks of
@@ -388,7 +359,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
     return simt_layout(t, caps, a_k_fast, a_k_aligned, b_n_fast, b_k_aligned);
   };
   const int64_t batches = d.batch[0] * d.batch[1];
-  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const int64_t min_blocks = gemm_min_blocks(caps);
   // The first tile that gives enough blocks, unless a later one computes 10% fewer padded
   // outputs: a 128-row block over M = 64 (ResNet's 64-channel layers, their Winograd products)
   // would spend half its multiplies on rows past the end. Failing that, the smallest.
@@ -413,7 +384,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   } else {
     return false;
   }
-  if (named && ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8))) return false;
+  if ((t.tm != 4 && t.tm != 8) || (t.tn != 4 && t.tn != 8)) return false;
   const int64_t limit = int64_t{1} << 31;
   auto span = [](int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
     return (n1 * std::abs(s1) + n2 * std::abs(s2)) * 4;
@@ -423,7 +394,7 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
     return false;
   }
   plan->kernel = GemmKernel::kSimt;
-  plan->shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
+  plan->shader = "gemm_simtn_f32_f32";
   plan->spec = {t.threads(), t.bm,         t.bn,         t.bk,        t.wm,       t.wn,
                 t.tm,        t.tn,         a_k_fast ? 1u : 0u,        b_n_fast ? 1u : 0u,
                 a_vec ? 1u : 0u,           b_vec ? 1u : 0u};
@@ -431,64 +402,6 @@ bool simt_plan(const GemmDesc& d, const DeviceCaps& caps, bool named, GemmPlan* 
   plan->tile_m = t.bm;
   plan->tile_n = t.bn;
   plan->shared_bytes = t.shared_bytes(l.a_pad, l.b_pad);
-  return true;
-}
-
-// An unsigned tuning variable, or `fallback` where it is unset.
-uint32_t env_u32(const char* name, uint32_t fallback) {
-  const char* e = std::getenv(name);
-  return e && *e ? uint32_t(std::strtoul(e, nullptr, 10)) : fallback;
-}
-
-// The experimental VK_NV_cooperative_matrix2 kernel (gemm_cm2_*, enabled by VKML_COOPMAT2=1):
-// halves with row-major A and C, B row-major or K-contiguous (B_T), strides below 2^32, and a
-// plain epilogue, no split-K. Tiles after ggml's {threads, BM, BN, BK}: 256x128x256x64 for large
-// outputs, 256x128x128x64, 128x64x64x64; VKML_GEMM_CM2_TILE=THREADSxBMxBNxBK overrides (for
-// sweeps on a device).
-bool coopmat2_plan(const GemmDesc& d, const DeviceCaps& caps,
-                   const std::function<bool(const std::string&)>& shader_exists, GemmPlan* plan) {
-  const std::string shader = "gemm_cm2_" + dtype_pair(d);
-  if (!caps.coopmat2_tensor || !shader_exists(shader)) return false;
-  if (d.alpha != 1.0 || d.beta != 0.0 || d.bias.address != 0) return false;
-  constexpr int64_t kLimit = int64_t{1} << 31;
-  if (d.m >= kLimit || d.n >= kLimit || d.k >= kLimit) return false;
-  // B stored [N][K] (K contiguous) is read through a transposed view.
-  const bool b_t = d.b.col_stride != 1 && d.b.row_stride == 1;
-  const MatrixView b_stored = b_t ? d.b.transposed() : d.b;
-  // Tensor layouts index each batch's operand with 32-bit element offsets.
-  const int64_t rows[] = {d.m, b_t ? d.n : d.k, d.m}, cols[] = {d.k, b_t ? d.k : d.n, d.n};
-  const MatrixView* views[] = {&d.a, &b_stored, &d.c};
-  bool aligned = true;  // 16-byte rows and bases: the unclamped loads may vectorise
-  for (int i = 0; i < 3; ++i) {
-    const MatrixView& v = *views[i];
-    if (v.col_stride != 1 || v.row_stride < 0 || v.row_stride >= kLimit) return false;
-    if ((rows[i] - 1) * v.row_stride + cols[i] >= kLimit) return false;
-    aligned = aligned && v.row_stride % 8 == 0 && v.address % 16 == 0 &&
-              v.batch_stride[0] % 8 == 0 && v.batch_stride[1] % 8 == 0;
-  }
-  const int64_t batches = d.batch[0] * d.batch[1];
-  uint32_t t[4] = {128, 64, 64, 64};
-  if (ceil_div(d.m, 128) * ceil_div(d.n, 256) * batches >= 128) {
-    t[0] = 256, t[1] = 128, t[2] = 256;
-  } else if (ceil_div(d.m, 128) * ceil_div(d.n, 128) * batches >= 128) {
-    t[0] = 256, t[1] = 128, t[2] = 128;
-  }
-  if (const char* env = std::getenv("VKML_GEMM_CM2_TILE")) {
-    uint32_t o[4];
-    if (std::sscanf(env, "%ux%ux%ux%u", &o[0], &o[1], &o[2], &o[3]) == 4 && o[1] % 32 == 0 &&
-        o[2] % 32 == 0 && o[3] % 16 == 0) {
-      for (int i = 0; i < 4; ++i) t[i] = o[i];
-    }
-  }
-  if (t[0] > caps.max_workgroup_invocations) return false;
-  // K steps per unrolled loop iteration and the tile-row grouping (0: row by row), for sweeps.
-  const uint32_t unroll = env_u32("VKML_GEMM_CM2_UNROLL", 4);
-  const uint32_t group_m = env_u32("VKML_GEMM_CM2_GROUP", 0);
-  plan->kernel = GemmKernel::kCoopMat2;
-  plan->shader = shader;
-  plan->spec = {t[0], t[1], t[2], t[3], b_t ? 1u : 0u, aligned ? 1u : 0u, std::max(unroll, 1u), group_m};
-  plan->tile_m = t[1];
-  plan->tile_n = t[2];
   return true;
 }
 
@@ -529,21 +442,11 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   const bool half_in = d.in_dtype == DType::kF16 || d.in_dtype == DType::kBF16;
   const std::string coop_shader = "gemm_coopmat_" + dtype_pair(d);
   const uint32_t sg = caps.subgroup_size;
-  GemmPlan cm2;
-  // The coopmat2 kernel has no split-K: not where the caller bounds the slices' depth.
-  const bool whole_k = d.max_k_slice == 0 || d.k <= d.max_k_slice;
-  if (half_in && whole_k && coopmat_shape_ok(caps, d.in_dtype) &&
-      coopmat2_plan(d, caps, shader_exists, &cm2)) {
-    cm2.problem = d;
-    cm2.transposed = transposed;
-    return cm2;
-  }
   if (half_in && coopmat_shape_ok(caps, d.in_dtype) && shader_exists(coop_shader) &&
       (sg == 16 || sg == 32 || sg == 64) && d.m >= 16 && d.n >= 16 && d.k >= 16) {
-    // VKML_GEMM_COOPMAT_VEC=0 keeps the general kernel (for comparisons on a device).
-    const char* vec_env = std::getenv("VKML_GEMM_COOPMAT_VEC");
+    // VKML_GEMM_COOPMAT_VEC=0 keeps the general kernel (for comparisons).
     GemmPlan vec;
-    if ((!vec_env || std::string(vec_env) != "0") && shader_exists("gemm_coopmatv_" + dtype_pair(d)) &&
+    if (config().gemm_coopmat_vec && shader_exists("gemm_coopmatv_" + dtype_pair(d)) &&
         coopmat_vec_plan(d, caps, sg, &vec)) {
       vec.problem = d;
       vec.transposed = transposed;
@@ -572,33 +475,23 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
     }
   }
 
-  // fp32 kernel: VKML_GEMM_F32_KERNEL=tiled|vec|simt|simtn picks one (measurements on a device).
-  // Default: the vectorised kernel on CPU devices (1.4x faster on lavapipe) and the SIMT kernel
-  // with named accumulators (gemm_simtn, tiles in kSimtTiles) on GPUs. H200, driver 580.159.04,
-  // 2026-12-01, 29 fp32 shapes (square, ViT-B/16, ResNet-18, GPT-2): geomean 0.729 of cuBLAS
-  // (TF32 off) vs 0.412 for the tiled kernel, which stays the fallback where the SIMT plan does
-  // not apply (strides past 31 bits). The vectorised kernel measured 10x slower there.
-  // VKML_GEMM_F32_VEC=1/0 is the older switch for the vectorised kernel alone.
-  const char* kernel_env = std::getenv("VKML_GEMM_F32_KERNEL");
-  const char* tv_env = std::getenv("VKML_GEMM_F32_VEC");
-  std::string f32_kernel = kernel_env ? kernel_env : "";
-  if (f32_kernel.empty()) {
-    const bool cpu = caps.kind == DeviceKind::kCpu;
-    const bool tv_on = tv_env ? std::string(tv_env) != "0" : cpu;
-    f32_kernel = tv_on ? "vec" : cpu ? "tiled" : "simtn";
-  }
-  const bool named = f32_kernel == "simtn";
-  const char* simt_shader = named ? "gemm_simtn_f32_f32" : "gemm_simt_f32_f32";
+  // fp32: VKML_GEMM_F32_KERNEL=tiled|vec|simtn, or auto for the device class's choice
+  // (gemm_f32_kernel). The tiled kernel is the fallback where the others do not apply.
+  const std::string& setting = config().gemm_f32_kernel;
+  F32Kernel f32 = gemm_f32_kernel(caps);
+  if (setting == "tiled") f32 = F32Kernel::kTiled;
+  if (setting == "vec") f32 = F32Kernel::kVec;
+  if (setting == "simtn") f32 = F32Kernel::kSimt;
   GemmPlan simt;
-  if ((f32_kernel == "simt" || named) && shader_exists(simt_shader) &&
-      simt_plan(d, caps, named, &simt)) {
+  if (f32 == F32Kernel::kSimt && shader_exists("gemm_simtn_f32_f32") &&
+      simt_plan(d, caps, &simt)) {
     simt.problem = d;
     simt.transposed = transposed;
     maybe_split_k(simt, caps);
     return simt;
   }
   GemmPlan tv;
-  if (f32_kernel == "vec" && shader_exists("gemm_tiledv_f32_f32") &&
+  if (f32 == F32Kernel::kVec && shader_exists("gemm_tiledv_f32_f32") &&
       tiled_vec_plan(d, caps, "gemm_tiledv_f32_f32", &tv)) {
     tv.problem = d;
     tv.transposed = transposed;
@@ -607,8 +500,7 @@ GemmPlan choose_gemm_plan(const GemmDesc& desc, const DeviceCaps& caps,
   }
   const size_t acc_size = d.in_dtype == DType::kF64 ? 8 : 4;
   const int64_t batches = d.batch[0] * d.batch[1];
-  // Blocks wanted before a bigger tile pays: a CPU has few cores, a GPU many multiprocessors.
-  const int64_t min_blocks = caps.kind == DeviceKind::kCpu ? 4 : 96;
+  const int64_t min_blocks = gemm_min_blocks(caps);
   const TileConfig* chosen = nullptr;
   for (const TileConfig& t : kTiles) {
     if (t.shared_bytes(acc_size) > caps.max_shared_memory) continue;

@@ -15,11 +15,10 @@
 //   (coalesced), stored as one vector into the [k][.] tile, whose rows get 4 floats of padding.
 // So every shared store is a whole vector (no dynamic component writes). Address arithmetic is
 // 64-bit once per tile and 32-bit in the K loop (the plan bounds the strides).
-// SIMT_NAMED_ACC (gemm_simtn): the accumulators are four named mat4 blocks indexed by constants
-// instead of an array that only the driver's loop unrolling turns into registers (thread tiles
-// of 4 or 8). On the H200 every 8x8 thread tile of the array form ran 10x slower than 8x4.
+// The accumulators are four named mat4 blocks indexed by constants (thread tiles of 4 or 8), so
+// they stay in registers without relying on the driver to unroll loops over an array.
 // CONV_IMPLICIT (conv_igemm_f32): an implicit-GEMM convolution; B is gathered from the source
-// tensor and C stored into the destination by the hooks in conv_igemm.glsl (named accumulators).
+// tensor and C stored into the destination by the hooks in conv_igemm.glsl.
 // CONV_WGRAD (conv_igemm_wgrad_f32): a weight gradient; A is gathered from the output gradient and
 // B from the input, k walking (sample, position); C and split-K are the GEMM's.
 #include "vkml_common.glsl"
@@ -52,7 +51,7 @@ layout(constant_id = 8) const bool A_KFAST = true;  // A walked along k by neigh
 layout(constant_id = 9) const bool B_NFAST = true;  // B walked along n (else along k)
 layout(constant_id = 10) const bool A_VEC = false;  // 16-byte loads of A along m (!A_KFAST only)
 layout(constant_id = 11) const bool B_VEC = false;  // 16-byte loads of B along n (B_NFAST only)
-// Diagnostic only (VKML_GEMM_PROBE, bench/gemm_probe.py; the results are wrong): 1 skips the global
+// Diagnostic only (VKML_GEMM_PROBE in diagnostic builds; the results are wrong): 1 skips the global
 // loads after the first K tile, 2 also the shared stores (one stage read throughout), 3 also the
 // barriers. 0 in every real plan.
 layout(constant_id = 12) const uint PROBE = 0;
@@ -124,8 +123,8 @@ vec4 epilogue4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 
 
 // store_result for the outputs (r, c + e), e < min(n, 4), where 16-byte stores do not apply (C
 // unaligned, e.g. 197 columns): each operand's address is computed once and stepped by its column
-// stride. Four full 64-bit address computations per 4 outputs cost as much as the K loop at
-// K = 64 (H200: 151296x64x197 ran at half the rate of 151296x64x200).
+// stride: four full 64-bit address computations per 4 outputs would cost as much as a short K
+// loop.
 void store_results4(Epilogue epi, int64_t b0, int64_t b1, int64_t r, int64_t c, vec4 acc,
                     int64_t n) {
   const bool cin = (epi.flags & VKML_GEMM_HAS_CIN) != 0u;
@@ -182,9 +181,8 @@ void main() {
   const uint a_rd = (warp / WARPS_N) * (WM / 4) + lr;
   const uint b_rd = (warp % WARPS_N) * (WN / 4) + lc;
 #ifdef CONV_IMPLICIT
-  const uint splits = max(p.splits, 1u);
-  const int64_t k_chunk = splits > 1 ? p.k_chunk : K;
-  const uint64_t partial = p.partial;
+  const uint splits = 1u;  // the forward-style passes keep K whole
+  const int64_t k_chunk = K;
   const int a_elem = int(A.row) * SIMT_IN_BYTES;
   const int64_t a_kstep = int64_t(BK) * A.col * SIMT_IN_BYTES;
   uint64_t g_base[B_UNITS * 4];  // per gathered element: its sample's address and coordinate
@@ -212,13 +210,9 @@ void main() {
   int a_off[A_UNITS], b_off[B_UNITS];  // byte offset of each unit's first element in the tile
   uint a_rows[A_UNITS], b_cols[B_UNITS];  // elements of each unit inside the matrix (0..4)
   vec4 ra[A_UNITS], rb[B_UNITS];
-#ifdef SIMT_NAMED_ACC
   // Thread tiles of 4 or 8: four named 4x4 blocks, column r of cij = row i*4+r of block (i, j),
-  // every access a constant index (no reliance on the driver unrolling loops over an array).
+  // every access a constant index.
   mat4 c00, c01, c10, c11;
-#else
-  vec4 acc[TM * TN / 4];  // [i][r][j]: row i * 4 * LANES_M + r, columns j * 4 * LANES_N + 0..3
-#endif
   [[unroll]] for (uint l = 0; l < A_UNITS; ++l) {
     const uvec2 q = a_unit(l);
     const uint row = q.y * 4 + (A_KVEC ? l % 4 : 0u);
@@ -272,11 +266,7 @@ void main() {
         [[unroll]] for (uint l = 0; l < B_UNITS; ++l) {
           b_cols[l] = uint(clamp(int(n_left) - int(b_unit(l).y * 4), 0, 4));
         }
-#ifdef SIMT_NAMED_ACC
         c00 = mat4(0.0), c01 = mat4(0.0), c10 = mat4(0.0), c11 = mat4(0.0);
-#else
-        [[unroll]] for (uint i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0);
-#endif
 
 #ifdef CONV_WGRAD
         // Every unit of a thread has the same k (threads walk k in both tiles): one (sample,
@@ -405,7 +395,6 @@ void main() {
           const bool more = kt + 1 < nk;
           if (more && PROBE == 0) FETCH((kt + 1) * BK);
           const uint a_at = cur * A_STAGE + a_rd, b_at = cur * B_STAGE + b_rd;
-#ifdef SIMT_NAMED_ACC
           // c += a (column) x b (row) for one 4x4 block, column by column.
           #define MAC(c, a, b)                                                                \
             c[0] = fma(vec4((a).x), b, c[0]);                                                 \
@@ -423,21 +412,6 @@ void main() {
             if (TM > 4) { MAC(c10, fa1, fb0); }
             if (TM > 4 && TN > 4) { MAC(c11, fa1, fb1); }
           }
-#else
-          [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
-            vec4 av[TM / 4], bv[TN / 4];
-            [[unroll]] for (uint i = 0; i < TM / 4; ++i) av[i] = sa[a_at + kk * A_LD + i * LANES_M];
-            [[unroll]] for (uint j = 0; j < TN / 4; ++j) bv[j] = sb[b_at + kk * B_LD + j * LANES_N];
-            [[unroll]] for (uint i = 0; i < TM / 4; ++i) {
-              [[unroll]] for (uint r = 0; r < 4; ++r) {
-                [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
-                  const uint x = (i * 4 + r) * (TN / 4) + j;
-                  acc[x] = fma(vec4(av[i][r]), bv[j], acc[x]);
-                }
-              }
-            }
-          }
-#endif
           if (more && PROBE <= 1) STASH(cur ^ 1u);
           if (PROBE <= 2) barrier();  // also orders the last reads before the next tile's stores
         }
@@ -450,19 +424,11 @@ void main() {
             out_at[jj * 4 + e] = conv_out_address(p, cg, col0 + (b_rd + jj * LANES_N) * 4 + e);
           }
         }
-        // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias
-        // (split-K: 4 columns of the slice's partial products, the bias left to the reduction).
+        // Stores row r of block (i, j): 4 columns of output channel b0 * M + row, plus its bias.
         #define STORE4(i, r, j, val)                                                          \
           {                                                                                   \
             const int64_t row = row0 + (a_rd + (i) * LANES_M) * 4 + (r);                      \
-            if (row < M && splits > 1) {                                                      \
-              const int64_t col = col0 + (b_rd + (j) * LANES_N) * 4;                          \
-              const uint64_t at =                                                             \
-                  partial + uint64_t(partial_index(slice, nbatch, z, M, N, row, col)) * ACC_SIZE; \
-              [[unroll]] for (uint e = 0; e < 4; ++e) {                                       \
-                if (col + e < N) store_partial(at + e * ACC_SIZE, val[e]);                    \
-              }                                                                               \
-            } else if (row < M) {                                                             \
+            if (row < M) {                                                                    \
               const int64_t ch = b0 * M + row;                                                \
               const ACC add =                                                                 \
                   conv_bias ? load_out(p.bias + uint64_t(ch * p.bias_stride * OUT_SIZE)) : 0.0; \
@@ -500,23 +466,12 @@ void main() {
             }                                                                                 \
           }
 #endif
-#ifdef SIMT_NAMED_ACC
         #define STORE_BLOCK(c, i, j)                                                          \
           { STORE4(i, 0, j, c[0]) STORE4(i, 1, j, c[1]) STORE4(i, 2, j, c[2]) STORE4(i, 3, j, c[3]) }
         STORE_BLOCK(c00, 0, 0)
         if (TN > 4) STORE_BLOCK(c01, 0, 1)
         if (TM > 4) STORE_BLOCK(c10, 1, 0)
         if (TM > 4 && TN > 4) STORE_BLOCK(c11, 1, 1)
-#else
-        [[unroll]] for (uint i = 0; i < TM / 4; ++i) {
-          [[unroll]] for (uint r = 0; r < 4; ++r) {
-            [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
-              const vec4 v = acc[(i * 4 + r) * (TN / 4) + j];
-              STORE4(i, r, j, v)
-            }
-          }
-        }
-#endif
       }
     }
   }

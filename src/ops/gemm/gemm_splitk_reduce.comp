@@ -2,9 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 // Split-K second pass: C = alpha * (sum of the K slices' partial products) + beta * C_in + bias.
 // Slices are summed in a fixed order, so results do not depend on scheduling. One thread per
-// output over a (columns, rows, batches) grid, each dimension a grid-stride loop: the flat index
-// this pass used to split into batch, row and column took four 64-bit divisions per output
-// (6.3 ms of an H200 GPT-2 step over 85 dispatches, where its bytes alone would take ~1 ms).
+// output over a (columns, rows, batches) grid, each dimension a grid-stride loop, so that no
+// output pays the 64-bit divisions that splitting a flat index into batch, row and column takes.
+// Measurements: docs/design/gemm.md#split-k-reduce
 #include "vkml_common.glsl"
 #include "gemm_params.h"
 #include "gemm_types.glsl"

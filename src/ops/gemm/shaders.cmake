@@ -19,11 +19,9 @@ foreach(pair IN LISTS _gemm_pairs)
 endforeach()
 vkml_shader(NAME gemm_tiledv_f32_f32 SOURCE ${_dir}/gemm_tiled_vec.comp DEFINES IN_F32 OUT_F32
             INCLUDE ${_dir})
-vkml_shader(NAME gemm_simt_f32_f32 SOURCE ${_dir}/gemm_simt.comp DEFINES IN_F32 OUT_F32
+# The SIMT kernel with named accumulator blocks (thread tiles of 4 or 8).
+vkml_shader(NAME gemm_simtn_f32_f32 SOURCE ${_dir}/gemm_simt.comp DEFINES IN_F32 OUT_F32
             INCLUDE ${_dir})
-# The same kernel with named accumulator blocks (thread tiles of 4 or 8; VKML_GEMM_F32_KERNEL=simtn).
-vkml_shader(NAME gemm_simtn_f32_f32 SOURCE ${_dir}/gemm_simt.comp
-            DEFINES IN_F32 OUT_F32 SIMT_NAMED_ACC INCLUDE ${_dir})
 # Split-K reduction per output dtype (the input-dtype define only picks the accumulator).
 foreach(pair f32:f32 f32:f16 f32:bf16 f64:f64)
   string(REPLACE ":" ";" _p ${pair})
@@ -46,9 +44,6 @@ foreach(out f16 f32)
               DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
   vkml_shader(NAME gemm_coopmatv_f16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
               DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat)
-  # VK_NV_cooperative_matrix2 workgroup-scope kernel (experimental; VKML_COOPMAT2=1 enables it).
-  vkml_shader(NAME gemm_cm2_f16_${out} SOURCE ${_dir}/gemm_cm2.comp
-              DEFINES IN_F16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat coopmat2)
 endforeach()
 foreach(out bf16 f32)
   string(TOUPPER ${out} O)
@@ -56,8 +51,6 @@ foreach(out bf16 f32)
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
   vkml_shader(NAME gemm_coopmatv_bf16_${out} SOURCE ${_dir}/gemm_coopmat_vec.comp
               DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat bf16)
-  vkml_shader(NAME gemm_cm2_bf16_${out} SOURCE ${_dir}/gemm_cm2.comp
-              DEFINES IN_BF16 OUT_${O} INCLUDE ${_dir} REQUIRES coopmat coopmat2 bf16)
 endforeach()
 # fp32 products on fp16 tensor cores (gemm_f32_split.cc): the split and the final scaling.
 vkml_shader(NAME gemm_split_f16 SOURCE ${_dir}/gemm_split_f16.comp INCLUDE ${_dir})

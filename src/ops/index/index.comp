@@ -48,8 +48,8 @@ VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
     if (v == VAL(0)) return cur;
 #if defined(SRC_KIND_INT)
     // floor, as div_(rounding_mode='floor'): one step down when the remainder is nonzero and
-    // of the divisor's opposite sign. (A form comparing the signs of cur and v came out as plain
-    // truncation in the int32 variant on lavapipe.)
+    // of the divisor's opposite sign. (lavapipe compiles a form comparing the signs of cur and v
+    // into plain truncation in the int32 variant.)
     VAL q = cur / v;
     VAL r = cur - q * v;
     if (r != VAL(0) && ((r < VAL(0)) != (v < VAL(0)))) q -= VAL(1);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/launch.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -29,11 +30,10 @@ std::vector<int64_t> coalesce_group(const std::vector<int64_t>& sizes,
   return out;
 }
 
-// VKML_INDEX_OWNER=1 forces owner-computes wherever it applies, 0 turns it off (tests).
+// VKML_INDEX_OWNER=1 forces owner-computes wherever it applies, 0 turns it off, auto: -1.
 int owner_override() {
-  const char* v = std::getenv("VKML_INDEX_OWNER");
-  if (!v || !*v) return -1;
-  return std::strcmp(v, "0") == 0 ? 0 : 1;
+  const std::string& v = config().index_owner;
+  return v == "auto" ? -1 : v == "1" ? 1 : 0;
 }
 
 }  // namespace

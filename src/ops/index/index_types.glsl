@@ -1,4 +1,4 @@
-// The element type of the index family's kernels (index.comp, embedding_bwd.comp): DST_* names
+// The element type of index.comp and of the embedding family's embedding_bwd.comp: DST_* names
 // the dtype of data and values; VAL is the type they compute in (float for 16-bit floats, like
 // PyTorch's opmath), load_val / bits_val widen an element, store_dst narrows it back and
 // round_val gives the value an element holds after store_dst.

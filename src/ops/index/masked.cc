@@ -1,10 +1,10 @@
 // where / masked_fill (select.comp) and the mask scans behind nonzero, masked_select and
-// masked_scatter (scan.comp).
+// masked_scatter (mask_scan.comp).
 #include <algorithm>
 #include <string>
 
 #include "ops/index/index_launch.h"
-#include "ops/index/scan_params.h"
+#include "ops/index/mask_scan_params.h"
 #include "ops/index/select_params.h"
 #include "ops/launch.h"
 #include "vkml/errors.h"
@@ -90,15 +90,15 @@ void masked_fill(Device& dev, const TensorDesc& self, const TensorDesc& mask, Sc
 }
 
 uint64_t MaskScan::scratch_bytes(int64_t numel) {
-  int64_t nblocks = (numel + VKML_SCAN_BLOCK - 1) / VKML_SCAN_BLOCK;
+  int64_t nblocks = (numel + VKML_MASK_SCAN_BLOCK - 1) / VKML_MASK_SCAN_BLOCK;
   return static_cast<uint64_t>(nblocks + 1) * 8;
 }
 
 namespace {
 
-void fill_dims(ScanParams* p, const std::vector<int64_t>& sizes,
+void fill_dims(MaskScanParams* p, const std::vector<int64_t>& sizes,
                const std::vector<int64_t>& mask_strides, const std::vector<int64_t>* data_strides) {
-  if (sizes.size() > VKML_SCAN_MAX_DIMS) {
+  if (sizes.size() > VKML_MASK_SCAN_MAX_DIMS) {
     throw NotSupported("vkml: masks with more than 8 non-mergeable dims are not supported");
   }
   p->ndim = static_cast<uint32_t>(sizes.size());
@@ -109,8 +109,8 @@ void fill_dims(ScanParams* p, const std::vector<int64_t>& sizes,
   }
 }
 
-ScanParams base_params(const TensorDesc& mask, uint64_t scratch, int64_t nblocks) {
-  ScanParams p{};
+MaskScanParams base_params(const TensorDesc& mask, uint64_t scratch, int64_t nblocks) {
+  MaskScanParams p{};
   p.numel = mask.numel();
   p.mask = mask.address;
   p.blocks = scratch;
@@ -119,8 +119,9 @@ ScanParams base_params(const TensorDesc& mask, uint64_t scratch, int64_t nblocks
   return p;
 }
 
-void dispatch_scan(Device& dev, const std::string& shader, const ScanParams& p, uint32_t groups,
-                   std::span<const MemRange> reads, std::span<const MemRange> writes) {
+void dispatch_scan(Device& dev, const std::string& shader, const MaskScanParams& p,
+                   uint32_t groups, std::span<const MemRange> reads,
+                   std::span<const MemRange> writes) {
   const Pipeline& pipe = dev.pipeline(shader);
   uint64_t addr = dev.stream().params(&p, sizeof(p));
   dev.stream().dispatch(pipe, groups, 1, 1, &addr, sizeof(addr), reads, writes);
@@ -134,18 +135,18 @@ uint32_t block_groups(int64_t nblocks) {
 
 MaskScan::MaskScan(Device& dev, const TensorDesc& mask, uint64_t scratch)
     : dev_(dev), mask_(mask), scratch_(scratch) {
-  nblocks_ = (mask.numel() + VKML_SCAN_BLOCK - 1) / VKML_SCAN_BLOCK;
+  nblocks_ = (mask.numel() + VKML_MASK_SCAN_BLOCK - 1) / VKML_MASK_SCAN_BLOCK;
   if (nblocks_ == 0) return;
   check_supported(dev, mask.dtype);
   std::vector<int64_t> ms = mask.strides;
   std::vector<int64_t> sizes = coalesce_dims(mask.sizes, {&ms});
-  ScanParams p = base_params(mask, scratch, nblocks_);
+  MaskScanParams p = base_params(mask, scratch, nblocks_);
   fill_dims(&p, sizes, ms, nullptr);
   MemRange blocks{scratch, scratch_bytes(mask.numel())};
   MemRange mask_range = range_of(mask);
-  dispatch_scan(dev, "scan_count_m" + bits_suffix(mask.dtype), p, block_groups(nblocks_),
+  dispatch_scan(dev, "mask_scan_count_m" + bits_suffix(mask.dtype), p, block_groups(nblocks_),
                 {&mask_range, 1}, {&blocks, 1});
-  dispatch_scan(dev, "scan_blocks", p, 1, {&blocks, 1}, {&blocks, 1});
+  dispatch_scan(dev, "mask_scan_blocks", p, 1, {&blocks, 1}, {&blocks, 1});
 }
 
 int64_t MaskScan::total() {
@@ -158,11 +159,11 @@ int64_t MaskScan::total() {
 void MaskScan::write(uint32_t mode, const TensorDesc* out, const TensorDesc* data,
                      const TensorDesc* src) {
   if (nblocks_ == 0) return;
-  ScanParams p = base_params(mask_, scratch_, nblocks_);
+  MaskScanParams p = base_params(mask_, scratch_, nblocks_);
   p.mode = mode;
   std::vector<MemRange> reads = {range_of(mask_), {scratch_, scratch_bytes(mask_.numel())}};
   std::vector<MemRange> writes;
-  if (mode == VKML_SCAN_NONZERO) {
+  if (mode == VKML_MASK_SCAN_NONZERO) {
     fill_dims(&p, mask_.sizes, mask_.strides, nullptr);  // coordinates: dims stay as they are
     p.dst = out->address;
     p.out_stride0 = out->strides[0];
@@ -176,7 +177,7 @@ void MaskScan::write(uint32_t mode, const TensorDesc* out, const TensorDesc* dat
     fill_dims(&p, sizes, ms, &ds);
     p.data = data->address;
     p.data_bytes = static_cast<uint32_t>(dtype_size(data->dtype));
-    if (mode == VKML_SCAN_SELECT) {
+    if (mode == VKML_MASK_SCAN_SELECT) {
       if (out->dtype != data->dtype) throw InvalidArgument("vkml: masked_select: dtypes differ");
       p.dst = out->address;
       p.out_stride0 = out->ndim() ? out->strides[0] : 1;
@@ -184,7 +185,9 @@ void MaskScan::write(uint32_t mode, const TensorDesc* out, const TensorDesc* dat
       writes.push_back(range_of(*out));
     } else {
       if (src->dtype != data->dtype) throw InvalidArgument("vkml: masked_scatter: dtypes differ");
-      if (src->ndim() > VKML_SCAN_MAX_DIMS) throw NotSupported("vkml: source has too many dims");
+      if (src->ndim() > VKML_MASK_SCAN_MAX_DIMS) {
+        throw NotSupported("vkml: source has too many dims");
+      }
       p.src = src->address;
       p.src_numel = src->numel();
       p.src_ndim = static_cast<uint32_t>(src->ndim());
@@ -196,8 +199,8 @@ void MaskScan::write(uint32_t mode, const TensorDesc* out, const TensorDesc* dat
       writes.push_back(range_of(*data));
     }
   }
-  dispatch_scan(dev_, "scan_write_m" + bits_suffix(mask_.dtype), p, block_groups(nblocks_), reads,
-                writes);
+  dispatch_scan(dev_, "mask_scan_write_m" + bits_suffix(mask_.dtype), p, block_groups(nblocks_),
+                reads, writes);
 }
 
 void MaskScan::write_nonzero(const TensorDesc& out) {
@@ -206,17 +209,17 @@ void MaskScan::write_nonzero(const TensorDesc& out) {
                           out.describe());
   }
   if (out.numel() == 0) return;
-  write(VKML_SCAN_NONZERO, &out, nullptr, nullptr);
+  write(VKML_MASK_SCAN_NONZERO, &out, nullptr, nullptr);
 }
 
 void MaskScan::write_select(const TensorDesc& out, const TensorDesc& data) {
   if (out.numel() == 0) return;
-  write(VKML_SCAN_SELECT, &out, &data, nullptr);
+  write(VKML_MASK_SCAN_SELECT, &out, &data, nullptr);
 }
 
 void MaskScan::write_scatter(const TensorDesc& data, const TensorDesc& src) {
   if (src.numel() == 0) return;
-  write(VKML_SCAN_SCATTER, nullptr, &data, &src);
+  write(VKML_MASK_SCAN_SCATTER, nullptr, &data, &src);
 }
 
 }  // namespace vkml::ops

@@ -1,6 +1,5 @@
-# Shader variants of the index family: the gather/scatter kernel per dtype (and the embedding
-# backward per float dtype), where/masked_fill by element size, and the three mask-scan passes
-# (by mask element size).
+# Shader variants of the index family: the gather/scatter kernel per dtype, where/masked_fill by
+# element size, and the three mask-scan passes (by mask element size).
 set(_dir ${CMAKE_CURRENT_LIST_DIR})
 foreach(dt f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool)
   string(TOUPPER ${dt} D)
@@ -9,14 +8,14 @@ foreach(dt f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool)
     list(APPEND _defs VKML_USE_FP64)
   endif()
   vkml_shader(NAME index_${dt} SOURCE ${_dir}/index.comp DEFINES ${_defs} INCLUDE ${_dir})
-  if(dt MATCHES "^(f32|f16|bf16|f64)$")  # embedding_dense_backward from sorted indices
-    vkml_shader(NAME embedding_bwd_${dt} SOURCE ${_dir}/embedding_bwd.comp DEFINES ${_defs}
-                INCLUDE ${_dir})
-  endif()
 endforeach()
+set(_scan ${_dir}/mask_scan.comp)
 foreach(bits 8 16 32 64)
-  vkml_shader(NAME select_u${bits} SOURCE ${_dir}/select.comp DEFINES ELEM_BITS=${bits} INCLUDE ${_dir})
-  vkml_shader(NAME scan_count_m${bits} SOURCE ${_dir}/scan.comp DEFINES SCAN_PASS=0 MASK_BITS=${bits} INCLUDE ${_dir})
-  vkml_shader(NAME scan_write_m${bits} SOURCE ${_dir}/scan.comp DEFINES SCAN_PASS=2 MASK_BITS=${bits} INCLUDE ${_dir})
+  vkml_shader(NAME select_u${bits} SOURCE ${_dir}/select.comp DEFINES ELEM_BITS=${bits}
+              INCLUDE ${_dir})
+  vkml_shader(NAME mask_scan_count_m${bits} SOURCE ${_scan} DEFINES SCAN_PASS=0 MASK_BITS=${bits}
+              INCLUDE ${_dir})
+  vkml_shader(NAME mask_scan_write_m${bits} SOURCE ${_scan} DEFINES SCAN_PASS=2 MASK_BITS=${bits}
+              INCLUDE ${_dir})
 endforeach()
-vkml_shader(NAME scan_blocks SOURCE ${_dir}/scan.comp DEFINES SCAN_PASS=1 MASK_BITS=8 INCLUDE ${_dir})
+vkml_shader(NAME mask_scan_blocks SOURCE ${_scan} DEFINES SCAN_PASS=1 MASK_BITS=8 INCLUDE ${_dir})

@@ -48,12 +48,12 @@ CtcParams base_params(const Device& dev, const CtcArgs& a, const TensorDesc& nll
     throw InvalidArgument("vkml: ctc_loss blank must be in label range");
   }
   fp64 = nn::needs_fp64(dev, {&lp});
-  // On an NVIDIA H200 the float64 kernel's nll came back as stale memory while log_alpha was
-  // right (cause not found yet); until a GPU passes tests/torch/test_ctc.py, float64 CTC runs
-  // only on CPU devices, where it is verified, and says so elsewhere instead of answering wrongly.
+  // On NVIDIA GPUs the float64 kernel's nll reads back as stale memory while log_alpha is right
+  // (cause unknown): float64 CTC runs only on CPU devices, where tests/torch/ops/loss/test_ctc.py verifies
+  // it, and GPUs refuse it instead of answering wrongly.
   if (fp64 && dev.caps().kind != DeviceKind::kCpu) {
-    throw NotSupported("vkml: float64 ctc_loss is disabled on GPUs (wrong results found on an "
-                       "NVIDIA H200); use float32 log_probs");
+    throw NotSupported("vkml: float64 ctc_loss is disabled on GPUs (its results are wrong on "
+                       "NVIDIA's driver); use float32 log_probs");
   }
   CtcParams p{};
   p.log_probs = lp.address;

@@ -2,6 +2,7 @@
 // statistics and backward sums split over (channel, chunk) workgroups so that a few channels
 // still fill a GPU. See norm_bn_params.h for the layout and norm_bn.comp for the stages.
 #include "ops/norm/norm_bn.h"
+#include "vkml/config.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -84,10 +85,7 @@ bool fits_channel(const TensorDesc* t) {
                 t->strides[0] < (int64_t{1} << 24));
 }
 
-bool disabled() {
-  const char* env = std::getenv("VKML_NORM_FAST");
-  return env && std::string(env) == "0";
-}
+bool disabled() { return !config().norm_fast; }
 
 // The common layout of the activations, or nothing when the fast path does not apply.
 std::optional<Layout> common_layout(std::initializer_list<const TensorDesc*> acts,

@@ -2,6 +2,7 @@
 // input per pass), and the weight/bias gradients as a two-level split over row chunks instead of
 // one workgroup per column walking every row.
 #include "ops/norm/norm_rows.h"
+#include "vkml/config.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,10 +21,7 @@ constexpr uint32_t kParamGradWorkgroup = 64;
 constexpr int64_t kTargetGroups = 1024;
 constexpr int64_t kMinRowsPerChunk = 16;
 
-bool disabled() {
-  const char* env = std::getenv("VKML_NORM_FAST");
-  return env && std::string(env) == "0";
-}
+bool disabled() { return !config().norm_fast; }
 
 bool fp32_family(const TensorDesc& t) {
   return t.dtype == DType::kF32 || t.dtype == DType::kF16 || t.dtype == DType::kBF16;

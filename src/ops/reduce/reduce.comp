@@ -296,8 +296,8 @@ void kept_offsets(int64_t o, out int64_t src_off, out int64_t off0, out int64_t 
 // split, four rows per round with every load issued before any combine; the block's rows then
 // meet in the shared-memory tree one output at a time.
 // The COL_W states are named (s0..s7) and every use is guarded by a comparison of constants:
-// an array indexed in loops bounded by the COL_W specialization constant may stay in local memory
-// (the GEMM's array accumulators ran 10x slower than named ones on the H200). Built as its own
+// an array indexed in loops bounded by the COL_W specialization constant may stay in local memory,
+// many times slower than registers (docs/design/gemm.md#named-accumulators). Built as its own
 // variants (reduce_col<W>_*): the unrolled code would slow every other pipeline's compilation.
 // REDUCE_COLUMNS is the variant's COL_W (2, 4 or 8): only that many states exist in its code.
 #if REDUCE_COLUMNS == 2

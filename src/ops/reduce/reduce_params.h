@@ -38,7 +38,7 @@
 #define VKML_RED_STAGE_PARTIAL 1
 #define VKML_RED_STAGE_FINAL 2
 
-// Scan ops (specialization constant 1 of scan.comp); values match vkml::ops::ScanOp.
+// Scan ops (specialization constant 1 of cumulative.comp); values match vkml::ops::ScanOp.
 #define VKML_SCAN_CUMSUM 0
 #define VKML_SCAN_CUMPROD 1
 #define VKML_SCAN_CUMMAX 2  // out1: int64 index of the (last) extreme so far

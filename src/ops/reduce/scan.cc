@@ -1,4 +1,4 @@
-// The reduce family, scans: cumsum, cumprod, cummax/cummin and logcumsumexp along one dim.
+// The reduce family, scans (cumulative.comp): cumsum, cumprod, cummax/cummin and logcumsumexp.
 #include <algorithm>
 #include <string>
 
@@ -121,7 +121,7 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
   bool touches_f64 = src.dtype == DType::kF64 || vdt == DType::kF64 ||
                      a.out0.dtype == DType::kF64 ||
                      ((a.op == ScanOp::kLogCumSumExp || wide_cumprod) && dev.caps().fp64_math);
-  std::string shader = variant_name("scan", acc_kind(vdt), touches_f64);
+  std::string shader = variant_name("cumulative", acc_kind(vdt), touches_f64);
   bool idx64 = force.idx64 || nlines > kInt31 || len > kInt31;
   uint32_t spec[] = {kWorkgroup,
                      static_cast<uint32_t>(a.op),

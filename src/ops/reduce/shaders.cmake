@@ -1,7 +1,7 @@
 # Shader variants of the reduce family, by accumulator type; ops and dtypes are specialization
 # constants. Variants touching f64 tensors use the fp64 pointer types.
 set(_dir ${CMAKE_CURRENT_LIST_DIR})
-foreach(kernel reduce scan)
+foreach(kernel reduce cumulative)  # reduce.comp: reductions; cumulative.comp: scans
   set(_src ${_dir}/${kernel}.comp)
   vkml_shader(NAME ${kernel}_f32 SOURCE ${_src} DEFINES ACC_F32 INCLUDE ${_dir})
   vkml_shader(NAME ${kernel}_f64 SOURCE ${_src} DEFINES ACC_F64 VKML_USE_FP64 INCLUDE ${_dir})

@@ -1,5 +1,5 @@
-# Shader variants of the resample family: upsampling/padding and im2col/col2im, forward and
-# backward, in float and double.
+# Shader variants of the resample family: upsampling/padding, im2col/col2im and grid sampling,
+# forward and backward, in float and double; max_unpool's two passes.
 set(_dir ${CMAKE_CURRENT_LIST_DIR})
 foreach(fp "" _f64)
   set(_fp)
@@ -11,14 +11,6 @@ foreach(fp "" _f64)
               INCLUDE ${_dir})
   vkml_shader(NAME im2col${fp} SOURCE ${_dir}/unfold.comp DEFINES ${_fp} INCLUDE ${_dir})
   vkml_shader(NAME col2im${fp} SOURCE ${_dir}/unfold.comp DEFINES COL2IM ${_fp} INCLUDE ${_dir})
-endforeach()
-foreach(fp "" _f64)
-  set(_fp)
-  if(fp STREQUAL _f64)
-    set(_fp VKML_USE_FP64)
-  endif()
-  vkml_shader(NAME embedding_bag${fp} SOURCE ${_dir}/embedding_bag.comp DEFINES ${_fp}
-              INCLUDE ${_dir})
 endforeach()
 foreach(fp "" _f64)
   set(_fp)

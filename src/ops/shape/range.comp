@@ -59,7 +59,7 @@ void main() {
       store_dst(ELEM_AT(i), pc.p.start_i + pc.p.step_i * i);
 #else
       // precise: the CPU multiplies then adds; GPU compilers would fuse into one fma and round
-      // once (seen on NVIDIA as 1-ulp float16 differences).
+      // once (NVIDIA's does, which gives 1-ulp float16 differences).
       precise ARANGE_ACC v = ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i);
       store_dst(ELEM_AT(i), ELEM(v));
 #endif

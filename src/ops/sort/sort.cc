@@ -2,6 +2,7 @@
 // sort for each block of 2048 pairs, global-memory merge steps for longer lines) or, for long
 // lines, by an LSD radix sort (8-bit digits, one histogram / scan / scatter round per key byte);
 // then a gather of the selected range.
+#include "vkml/config.h"
 #include "vkml/sort.h"
 
 #include <algorithm>
@@ -21,8 +22,8 @@ namespace {
 // bitonic network's dispatch count (one per global merge step) passes the radix sort's near 2^15
 // (estimated from the dispatch counts, not measured yet).
 int64_t radix_min_length(const DeviceCaps& caps) {
-  // Tests set it to run either sort on any line length.
-  if (const char* env = std::getenv("VKML_SORT_RADIX_MIN")) return std::atoll(env);
+  // VKML_SORT_RADIX_MIN runs either sort on any line length (tests).
+  if (config().sort_radix_min != kConfigAuto) return config().sort_radix_min;
   return caps.kind == DeviceKind::kCpu ? int64_t{1} << 10 : int64_t{1} << 15;
 }
 
@@ -36,8 +37,8 @@ void dispatch_groups(Device& dev, const std::string& shader, const SortParams& p
 
 // CPU devices count serially per tile (radix_serial.comp); GPUs rank tiles in shared memory.
 bool radix_serial(const DeviceCaps& caps) {
-  // Tests force either variant on any device.
-  if (const char* env = std::getenv("VKML_SORT_RADIX_SERIAL")) return std::atoi(env) != 0;
+  // VKML_SORT_RADIX_SERIAL forces either variant on any device (tests).
+  if (config().sort_radix_serial != "auto") return config().sort_radix_serial == "1";
   return caps.kind == DeviceKind::kCpu;
 }
 

@@ -39,7 +39,7 @@ bool cr_residual_safe(T q, T b) {
 }
 
 // Past 2^126 a divisor's reciprocal is subnormal, which GPUs that flush subnormals (NVIDIA) drop
-// even for a normal quotient (silu(-87.5) gave -0 for -8.8e-37 on the H200); quartering both
+// even for a normal quotient (silu(-87.5) gives -0 there, not -8.8e-37); quartering both
 // operands is exact and keeps the quotient.
 void cr_unflush_divisor(inout T a, inout T b) {
   if (abs(b) > T(8.507059173023462e37)) {

@@ -1,0 +1,169 @@
+// Copies between the CPU and vkml, within and between vkml devices, with dtype conversion and
+// arbitrary strides; plus fill_, zero_ and _local_scalar_dense.
+#include <ATen/ops/_copy_from_and_resize_native.h>
+#include <ATen/ops/_copy_from_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "common/bridge.h"
+
+namespace torch_vkml::ops_copy_fill {
+
+bool is_vkml(const at::Tensor& t) { return t.device().type() == kVkml; }
+
+// Bytes from the first addressed element to one past the last (strides >= 0).
+int64_t span_elements(const at::Tensor& t) {
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  return last + 1;
+}
+
+bool dense_non_overlapping_contiguous(const at::Tensor& t) { return t.is_contiguous(); }
+
+// A vkml tensor holding `src` (a CPU tensor) with the same sizes, strides and dtype, uploaded
+// as its raw span; or, when the span is much larger than the data, a packed copy.
+at::Tensor upload(const at::Tensor& src, c10::DeviceIndex device) {
+  at::Tensor host = src.resolve_neg().resolve_conj();
+  if (host.numel() == 0) {
+    return at::empty(host.sizes(), host.options().device(c10::Device(kVkml, device)));
+  }
+  int64_t span = span_elements(host);
+  if (span > 2 * host.numel() + 1024) {
+    // Sparse view of a big buffer: pack on the host rather than ship unused bytes.
+    at::Tensor packed = at::empty(host.sizes(), host.options());
+    packed.copy_(host);
+    host = packed;
+    span = host.numel();
+  }
+  at::Tensor dev = at::empty_strided(host.sizes(), host.strides(),
+                                     host.options().device(c10::Device(kVkml, device)));
+  vkml::Device& d = core_device(device);
+  translate_errors([&] {
+    d.stream().upload(host.data_ptr(), reinterpret_cast<uint64_t>(dev.data_ptr()),
+                      static_cast<uint64_t>(span) * host.itemsize());
+  });
+  return dev;
+}
+
+// dst (vkml) = src (vkml, same device, broadcastable to dst), any dtypes and strides.
+void device_copy(const at::Tensor& dst, const at::Tensor& src) {
+  vkml::Device& d = core_device(dst);
+  at::Tensor s = src.expand(dst.sizes());
+  translate_errors([&] { vkml::ops::copy(d, to_desc(dst), to_desc(s)); });
+}
+
+void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src) {
+  vkml::Device& d = core_device(src);
+  at::Tensor s = src.expand(dst.sizes());
+  bool direct = dst.is_contiguous() && s.is_contiguous() && dst.scalar_type() == s.scalar_type() &&
+                !dst.is_neg() && !dst.is_conj();
+  if (direct) {
+    translate_errors([&] {
+      d.stream().download(reinterpret_cast<uint64_t>(s.data_ptr()), dst.data_ptr(), dst.nbytes());
+    });
+    return;
+  }
+  // Gather on the device into a dense tensor of dst's dtype, then one download.
+  at::Tensor staged = at::empty(dst.sizes(), s.options().dtype(dst.scalar_type()));
+  device_copy(staged, s);
+  at::Tensor host = at::empty(dst.sizes(), dst.options());
+  translate_errors([&] {
+    d.stream().download(reinterpret_cast<uint64_t>(staged.data_ptr()), host.data_ptr(),
+                        host.nbytes());
+  });
+  dst.copy_(host);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  // self is the source (the op is self._copy_from(dst)).
+  TORCH_CHECK(dst.defined() && self.defined(), "vkml: copy of an undefined tensor");
+  if (dst.numel() == 0) return dst;
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !dst.is_complex(),
+                              "vkml: complex tensors are not supported");
+  if (is_vkml(dst) && is_vkml(self)) {
+    if (dst.device() == self.device()) {
+      c10::DeviceGuard guard(dst.device());
+      device_copy(dst, self);
+    } else {
+      // Between vkml devices: through host memory (no peer access between Vulkan devices).
+      at::Tensor host = at::empty(self.sizes(), self.options().device(at::kCPU));
+      copy_to_cpu(host, self);
+      c10::DeviceGuard guard(dst.device());
+      device_copy(dst, upload(host, dst.device().index()));
+    }
+    return dst;
+  }
+  if (is_vkml(dst)) {
+    at::Tensor src = self.device().is_cpu() ? self : self.to(at::kCPU);
+    c10::DeviceGuard guard(dst.device());
+    at::Tensor expanded = src.expand(dst.sizes());
+    if (dst.is_contiguous() && expanded.is_contiguous() &&
+        dst.scalar_type() == expanded.scalar_type() && !expanded.is_neg()) {
+      vkml::Device& d = core_device(dst);
+      translate_errors([&] {
+        d.stream().upload(expanded.data_ptr(), reinterpret_cast<uint64_t>(dst.data_ptr()),
+                          dst.nbytes());
+      });
+    } else {
+      device_copy(dst, upload(expanded, dst.device().index()));
+    }
+    return dst;
+  }
+  // vkml -> CPU (or another backend, through the CPU).
+  c10::DeviceGuard guard(self.device());
+  if (dst.device().is_cpu()) {
+    copy_to_cpu(dst, self);
+  } else {
+    at::Tensor host = at::empty(dst.sizes(), dst.options().device(at::kCPU));
+    copy_to_cpu(host, self);
+    dst.copy_(host, non_blocking);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, "vkml: item() of a tensor with no elements");
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  vkml::Device& d = core_device(self);
+  translate_errors([&] {
+    d.stream().download(reinterpret_cast<uint64_t>(self.data_ptr()), host.data_ptr(),
+                        host.itemsize());
+  });
+  return host.item();
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  c10::DeviceGuard guard(self.device());
+  vkml::Device& d = core_device(self);
+  translate_errors([&] { vkml::ops::fill(d, to_desc(self), to_core_scalar(value)); });
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  if (!is_vkml(value)) return fill_scalar(self, value.item());
+  c10::DeviceGuard guard(self.device());
+  device_copy(self, value);  // broadcast the 0-d tensor on the device: no host round trip
+  return self;
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero_);
+}
+
+}  // namespace torch_vkml::ops_copy_fill

@@ -1,0 +1,425 @@
+// Matrix products: mm, bmm, addmm, addmv, mv, dot, vdot, baddbmm, addbmm, addr (functional,
+// in-place and .out). Operands go to the core GEMM with their strides as they are, so
+// transposed views (mm's backward) need no copies. matmul and linear reach these through
+// PyTorch's decompositions.
+#include <ATen/Context.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "common/bridge.h"
+#include "vkml/gemm.h"
+
+namespace torch_vkml::ops_blas {
+
+using vkml::ops::GemmDesc;
+using vkml::ops::MatrixView;
+
+void check_float(const char* op, const at::Tensor& t) {
+  at::ScalarType s = t.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      s == at::kFloat || s == at::kHalf || s == at::kBFloat16 || s == at::kDouble, "vkml: ", op,
+      " supports float32, float16, bfloat16 and float64 tensors, not ", s);
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_neg() && !t.is_conj(), "vkml: ", op,
+                              " of a negated or conjugated view is not supported");
+}
+
+void check_same_device(const char* op, std::initializer_list<const at::Tensor*> ts) {
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor* t : ts) {
+    if (!t->defined()) continue;
+    if (!first) {
+      first = t;
+      continue;
+    }
+    TORCH_CHECK(t->device() == first->device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                first->device(), " and ", t->device(), "! (when checking argument for ", op, ")");
+  }
+}
+
+void check_out_dtype(const at::Tensor& out, at::ScalarType expected) {
+  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ", expected,
+              ", but got ", out.scalar_type(), " instead");
+}
+
+uint64_t address(const at::Tensor& t) {
+  return t.numel() ? reinterpret_cast<uint64_t>(t.data_ptr()) : 0;
+}
+
+// A tensor of 0-3 dims as a matrix: scalars are 1x1, vectors columns, 3-D tensors batched.
+MatrixView view_of(const at::Tensor& t) {
+  MatrixView v;
+  v.address = address(t);
+  switch (t.dim()) {
+    case 0:
+      v.row_stride = v.col_stride = 1;
+      break;
+    case 1:
+      v.row_stride = t.stride(0), v.col_stride = 1;
+      break;
+    case 2:
+      v.row_stride = t.stride(0), v.col_stride = t.stride(1);
+      break;
+    default:
+      v.batch_stride[0] = t.stride(0), v.row_stride = t.stride(1), v.col_stride = t.stride(2);
+  }
+  return v;
+}
+
+// A vector as a 1 x n row.
+MatrixView row_of(const at::Tensor& v) {
+  MatrixView r;
+  r.address = address(v);
+  r.row_stride = 1;
+  r.col_stride = v.stride(0);
+  return r;
+}
+
+bool may_overlap(const at::Tensor& x, const at::Tensor& y) {
+  if (!x.defined() || !y.defined() || x.numel() == 0 || y.numel() == 0) return false;
+  return at::get_overlap_status(x, y) != at::MemOverlapStatus::No;
+}
+
+// out = alpha * A @ B + beta * c_in (c_in already expanded to out's shape, or undefined), where
+// `a`/`b` describe a_t/b_t. Writes through a temporary when out overlaps an input.
+void run(const at::Tensor& out, const at::Tensor& a_t, MatrixView a, const at::Tensor& b_t,
+         MatrixView b, int64_t m, int64_t n, int64_t k, int64_t batch, const at::Tensor& c_in,
+         double alpha, double beta) {
+  if (out.numel() == 0) return;
+  at::assert_no_internal_overlap(out);
+  const bool use_cin = c_in.defined() && beta != 0.0;
+  bool clash = may_overlap(out, a_t) || may_overlap(out, b_t);
+  if (use_cin && may_overlap(out, c_in) &&
+      at::get_overlap_status(out, c_in) != at::MemOverlapStatus::Full) {
+    clash = true;
+  }
+  at::Tensor target = clash ? at::empty(out.sizes(), out.options()) : out;
+  GemmDesc d;
+  d.m = m, d.n = n, d.k = k;
+  d.batch[0] = batch;
+  d.in_dtype = to_core_dtype(a_t.scalar_type());
+  d.out_dtype = to_core_dtype(out.scalar_type());
+  d.a = a, d.b = b;
+  d.c = view_of(target);
+  if (use_cin) d.c_in = view_of(c_in);
+  d.alpha = alpha;
+  d.beta = use_cin ? beta : 0.0;
+  d.fp32_relaxed =
+      at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST;
+  c10::DeviceGuard guard(out.device());
+  vkml::Device& dev = core_device(out);
+  translate_errors([&] { vkml::ops::gemm(dev, d); });
+  if (clash) out.copy_(target);
+}
+
+// ---- mm / addmm -----------------------------------------------------------------------------
+
+void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 2, "self must be a matrix");
+  TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+  TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (",
+              self.size(0), "x", self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
+              "expected m1 and m2 to have the same dtype, but got: ", self.dtype(),
+              " != ", mat2.dtype());
+  check_float("mm", self);
+  check_float("mm", mat2);
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_same_device("addmm", {&self, &mat1, &mat2, &out});
+  check_mm(mat1, mat2);
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
+              "self and mat2 must have the same dtype, "
+              "but got ",
+              self.scalar_type(), " and ", mat2.scalar_type());
+  check_out_dtype(out, mat1.scalar_type());
+  const int64_t m = mat1.size(0), n = mat2.size(1);
+  at::Tensor c_in = self.expand({m, n});
+  at::native::resize_output(out, {m, n});
+  run(out, mat1, view_of(mat1), mat2, view_of(mat2), m, n, mat1.size(1), 1, c_in, alpha.toDouble(),
+      beta.toDouble());
+  return out;
+}
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                 const at::Scalar& beta, const at::Scalar& alpha) {
+  check_mm(mat1, mat2);
+  at::Tensor out = at::empty({mat1.size(0), mat2.size(1)}, mat1.options());
+  return addmm_out(self, mat1, mat2, beta, alpha, out);
+}
+
+void check_inplace_shape(const at::Tensor& self, c10::IntArrayRef shape) {
+  TORCH_CHECK(self.sizes() == shape, "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", shape);
+}
+
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  check_mm(mat1, mat2);
+  check_inplace_shape(self, {mat1.size(0), mat2.size(1)});
+  return addmm_out(self, mat1, mat2, beta, alpha, self);
+}
+
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_same_device("mm", {&self, &mat2, &out});
+  check_mm(self, mat2);
+  check_out_dtype(out, self.scalar_type());
+  at::native::resize_output(out, {self.size(0), mat2.size(1)});
+  run(out, self, view_of(self), mat2, view_of(mat2), self.size(0), mat2.size(1), self.size(1), 1,
+      at::Tensor(), 1.0, 0.0);
+  return out;
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_mm(self, mat2);
+  at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
+  return mm_out(self, mat2, out);
+}
+
+// ---- bmm / baddbmm / addbmm -----------------------------------------------------------------
+
+void check_bmm(const at::Tensor& b1, const at::Tensor& b2) {
+  TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
+              "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
+              b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
+  TORCH_CHECK(b1.scalar_type() == b2.scalar_type(), "expected scalar type ", b1.scalar_type(),
+              " but found ", b2.scalar_type());
+  check_float("bmm", b1);
+  check_float("bmm", b2);
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_same_device("baddbmm", {&self, &b1, &b2, &out});
+  check_bmm(b1, b2);
+  TORCH_CHECK(!self.defined() || self.scalar_type() == b1.scalar_type(),
+              "self and batch1 must have the same dtype, but got ", self.scalar_type(), " and ",
+              b1.scalar_type());
+  check_out_dtype(out, b1.scalar_type());
+  const int64_t bs = b1.size(0), m = b1.size(1), n = b2.size(2);
+  at::Tensor c_in = self.defined() ? self.expand({bs, m, n}) : at::Tensor();
+  at::native::resize_output(out, {bs, m, n});
+  run(out, b1, view_of(b1), b2, view_of(b2), m, n, b1.size(2), bs, c_in, alpha.toDouble(),
+      beta.toDouble());
+  return out;
+}
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  check_bmm(b1, b2);
+  at::Tensor out = at::empty({b1.size(0), b1.size(1), b2.size(2)}, b1.options());
+  return baddbmm_out(self, b1, b2, beta, alpha, out);
+}
+
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                     const at::Scalar& beta, const at::Scalar& alpha) {
+  check_bmm(b1, b2);
+  check_inplace_shape(self, {b1.size(0), b1.size(1), b2.size(2)});
+  return baddbmm_out(self, b1, b2, beta, alpha, self);
+}
+
+at::Tensor& bmm_out(const at::Tensor& b1, const at::Tensor& b2, at::Tensor& out) {
+  return baddbmm_out(at::Tensor(), b1, b2, 0.0, 1.0, out);
+}
+
+at::Tensor bmm(const at::Tensor& b1, const at::Tensor& b2) {
+  check_bmm(b1, b2);
+  at::Tensor out = at::empty({b1.size(0), b1.size(1), b2.size(2)}, b1.options());
+  return bmm_out(b1, b2, out);
+}
+
+// beta * self + alpha * sum_b b1[b] @ b2[b]: one product per batch entry accumulating into
+// an fp32 (or f64) buffer, so half-precision sums are rounded once.
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_same_device("addbmm", {&self, &b1, &b2, &out});
+  check_bmm(b1, b2);
+  TORCH_CHECK(self.scalar_type() == b1.scalar_type(),
+              "self and batch1 must have the same dtype, "
+              "but got ",
+              self.scalar_type(), " and ", b1.scalar_type());
+  check_out_dtype(out, b1.scalar_type());
+  const int64_t bs = b1.size(0), m = b1.size(1), n = b2.size(2);
+  at::Tensor c_in = self.expand({m, n});
+  at::native::resize_output(out, {m, n});
+  if (out.numel() == 0) return out;
+  const bool widen = out.scalar_type() == at::kHalf || out.scalar_type() == at::kBFloat16;
+  at::Tensor acc = widen ? at::empty({m, n}, out.options().dtype(at::kFloat)) : out;
+  double a = alpha.toDouble(), b = beta.toDouble();
+  at::Tensor cin_acc = c_in;
+  if (widen && b != 0.0) {
+    cin_acc = at::empty({m, n}, acc.options());
+    cin_acc.copy_(c_in);
+  }
+  if (bs == 0) {
+    // No products: beta * self (zeros when beta is 0), through a k = 0 product.
+    run(acc, b1, MatrixView{}, b2, MatrixView{}, m, n, 0, 1, cin_acc, 1.0, b);
+  }
+  for (int64_t i = 0; i < bs; ++i) {
+    at::Tensor x = b1.select(0, i), y = b2.select(0, i);
+    const at::Tensor& prev = i == 0 ? cin_acc : acc;
+    run(acc, x, view_of(x), y, view_of(y), m, n, b1.size(2), 1, prev, a, i == 0 ? b : 1.0);
+  }
+  if (!acc.is_same(out)) out.copy_(acc);
+  return out;
+}
+
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                  const at::Scalar& beta, const at::Scalar& alpha) {
+  check_bmm(b1, b2);
+  at::Tensor out = at::empty({b1.size(1), b2.size(2)}, b1.options());
+  return addbmm_out(self, b1, b2, beta, alpha, out);
+}
+
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                    const at::Scalar& beta, const at::Scalar& alpha) {
+  check_bmm(b1, b2);
+  check_inplace_shape(self, {b1.size(1), b2.size(2)});
+  return addbmm_out(self, b1, b2, beta, alpha, self);
+}
+
+// ---- mv / addmv / dot / vdot / addr ---------------------------------------------------------
+
+void check_mv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec) {
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1,
+              "vector + matrix @ vector expected, got ", self.dim(), ", ", mat.dim(), ", ",
+              vec.dim());
+  TORCH_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
+              "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x", mat.size(1),
+              "), vec (", vec.size(0), ")");
+  TORCH_CHECK(mat.scalar_type() == vec.scalar_type() && self.scalar_type() == mat.scalar_type(),
+              "expected scalar type ", mat.scalar_type(), " but found ",
+              mat.scalar_type() == vec.scalar_type() ? self.scalar_type() : vec.scalar_type());
+  check_float("mv", mat);
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_same_device("addmv", {&self, &mat, &vec, &out});
+  check_mv(self, mat, vec);
+  check_out_dtype(out, mat.scalar_type());
+  const int64_t m = mat.size(0);
+  at::Tensor c_in = self.expand({m});
+  at::native::resize_output(out, {m});
+  run(out, mat, view_of(mat), vec, view_of(vec), m, 1, mat.size(1), 1, c_in, alpha.toDouble(),
+      beta.toDouble());
+  return out;
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                 const at::Scalar& beta, const at::Scalar& alpha) {
+  check_mv(self, mat, vec);
+  at::Tensor out = at::empty({mat.size(0)}, mat.options());
+  return addmv_out(self, mat, vec, beta, alpha, out);
+}
+
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  check_mv(self, mat, vec);
+  check_inplace_shape(self, {mat.size(0)});
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+at::Tensor& mv_out(const at::Tensor& self, const at::Tensor& vec, at::Tensor& out) {
+  TORCH_CHECK(self.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got 1, ",
+              self.dim(), ", ", vec.dim());
+  return addmv_out(at::empty({self.size(0)}, self.options()), self, vec, 0.0, 1.0, out);
+}
+
+at::Tensor mv(const at::Tensor& self, const at::Tensor& vec) {
+  TORCH_CHECK(self.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got 1, ",
+              self.dim(), ", ", vec.dim());
+  at::Tensor out = at::empty({self.size(0)}, self.options());
+  return addmv_out(out, self, vec, 0.0, 1.0, out);
+}
+
+at::Tensor& dot_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  check_same_device("dot", {&self, &other, &out});
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
+              "D and ", other.dim(), "D tensors");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
+              " and ", other.scalar_type());
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
+              self.numel(), "] and src [", other.numel(),
+              "] to have the same number of elements, but got ", self.numel(), " and ",
+              other.numel(), " elements respectively");
+  check_float("dot", self);
+  check_out_dtype(out, self.scalar_type());
+  at::native::resize_output(out, {});
+  run(out, self, row_of(self), other, view_of(other), 1, 1, self.numel(), 1, at::Tensor(), 1.0,
+      0.0);
+  return out;
+}
+
+at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  at::Tensor out = at::empty({}, self.options());
+  return dot_out(self, other, out);
+}
+
+at::Tensor& addr_out(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                     const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_same_device("addr", {&self, &vec1, &vec2, &out});
+  TORCH_CHECK(vec1.dim() == 1 && vec2.dim() == 1, "addr: Expected 1-D argument vec1, but got ",
+              vec1.dim(), "-D");
+  TORCH_CHECK(vec1.scalar_type() == vec2.scalar_type() && self.scalar_type() == vec1.scalar_type(),
+              "expected scalar type ", vec1.scalar_type(), " but found ",
+              vec1.scalar_type() == vec2.scalar_type() ? self.scalar_type() : vec2.scalar_type());
+  check_float("addr", vec1);
+  check_out_dtype(out, vec1.scalar_type());
+  const int64_t m = vec1.numel(), n = vec2.numel();
+  at::Tensor c_in = self.expand({m, n});
+  at::native::resize_output(out, {m, n});
+  run(out, vec1, view_of(vec1), vec2, row_of(vec2), m, n, 1, 1, c_in, alpha.toDouble(),
+      beta.toDouble());
+  return out;
+}
+
+at::Tensor addr(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                const at::Scalar& beta, const at::Scalar& alpha) {
+  at::Tensor out = at::empty({vec1.size(0), vec2.size(0)}, vec1.options());
+  return addr_out(self, vec1, vec2, beta, alpha, out);
+}
+
+at::Tensor& addr_(at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                  const at::Scalar& beta, const at::Scalar& alpha) {
+  check_inplace_shape(self, {vec1.size(0), vec2.size(0)});
+  return addr_out(self, vec1, vec2, beta, alpha, self);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", mm);
+  m.impl("mm.out", mm_out);
+  m.impl("addmm", addmm);
+  m.impl("addmm.out", addmm_out);
+  m.impl("addmm_", addmm_);
+  m.impl("bmm", bmm);
+  m.impl("bmm.out", bmm_out);
+  m.impl("baddbmm", baddbmm);
+  m.impl("baddbmm.out", baddbmm_out);
+  m.impl("baddbmm_", baddbmm_);
+  m.impl("addbmm", addbmm);
+  m.impl("addbmm.out", addbmm_out);
+  m.impl("addbmm_", addbmm_);
+  m.impl("mv", mv);
+  m.impl("mv.out", mv_out);
+  m.impl("addmv", addmv);
+  m.impl("addmv.out", addmv_out);
+  m.impl("addmv_", addmv_);
+  m.impl("dot", dot);
+  m.impl("dot.out", dot_out);
+  m.impl("vdot", dot);  // real tensors only (check_float): vdot == dot
+  m.impl("vdot.out", dot_out);
+  m.impl("addr", addr);
+  m.impl("addr.out", addr_out);
+  m.impl("addr_", addr_);
+}
+
+}  // namespace torch_vkml::ops_blas

@@ -1,0 +1,108 @@
+// Scans along a dim: cumsum/cumprod (functional, in-place, out=), the cummax/cummin helpers
+// behind PyTorch's composite cummax/cummin, and _logcumsumexp; each one vkml::ops::scan call.
+#include <ATen/core/ATen_fwd.h>  // the per-op meta headers below need it first
+#include <ATen/WrapDimUtils.h>
+#include <ATen/ops/cumprod_meta.h>
+#include <ATen/ops/cumsum_meta.h>
+#include <ATen/ops/empty_like.h>
+#include <torch/library.h>
+
+#include "ops/reduce/reduce_bridge.h"
+
+namespace torch_vkml::ops_cumulative {
+
+using reduce::Mode;
+using reduce::Structured;
+using vkml::ops::ScanOp;
+
+void run_scan(ScanOp op, const at::Tensor& self, int64_t dim, const at::Tensor& out,
+              const at::Tensor& indices = {}) {
+  if (self.numel() == 0) return;
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: complex tensors are not supported");
+  c10::DeviceGuard guard(self.device());
+  vkml::ops::ScanArgs a;
+  a.op = op;
+  a.src = to_desc(self);
+  a.dim = static_cast<int>(at::maybe_wrap_dim(dim, self.dim()));
+  a.out0 = to_desc(out);
+  if (indices.defined()) a.out1 = to_desc(indices);
+  a.compute = to_core_dtype(out.scalar_type());
+  vkml::Device& dev = core_device(self);
+  translate_errors([&] { vkml::ops::scan(dev, a); });
+}
+
+template <class Meta>
+at::Tensor cum_op(ScanOp op, Mode mode, const at::Tensor& self, int64_t dim,
+                  std::optional<at::ScalarType> dtype, const at::Tensor& given = {}) {
+  Structured<Meta> s(mode, {given});
+  s.meta(self, dim, dtype);
+  at::Tensor out = s.output(0);
+  // An in-place scan reads each element before the thread that owns it writes it.
+  run_scan(op, self, dim, out);
+  return out;
+}
+
+at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return cum_op<at::meta::structured_cumsum>(ScanOp::kCumSum, Mode::kFunctional, self, dim,
+                                             dtype);
+}
+at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  cum_op<at::meta::structured_cumsum>(ScanOp::kCumSum, Mode::kInplace, self, dim, dtype, self);
+  return self;
+}
+at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                       at::Tensor& out) {
+  cum_op<at::meta::structured_cumsum>(ScanOp::kCumSum, Mode::kOut, self, dim, dtype, out);
+  return out;
+}
+at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return cum_op<at::meta::structured_cumprod>(ScanOp::kCumProd, Mode::kFunctional, self, dim,
+                                              dtype);
+}
+at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  cum_op<at::meta::structured_cumprod>(ScanOp::kCumProd, Mode::kInplace, self, dim, dtype, self);
+  return self;
+}
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                        at::Tensor& out) {
+  cum_op<at::meta::structured_cumprod>(ScanOp::kCumProd, Mode::kOut, self, dim, dtype, out);
+  return out;
+}
+
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  run_scan(ScanOp::kCumMax, self, dim, values, indices);
+}
+
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  run_scan(ScanOp::kCumMin, self, dim, values, indices);
+}
+
+at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& result) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"logcumsumexp_out_vkml\" not implemented for '",
+                              self.scalar_type(), "'");
+  reduce::check_same_device(self, result);
+  at::native::resize_output(result, self.sizes());
+  run_scan(ScanOp::kLogCumSumExp, self, dim, result);
+  return result;
+}
+
+at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
+  at::Tensor result = at::empty_like(self, at::MemoryFormat::Contiguous);
+  return logcumsumexp_out(self, dim, result);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cumsum", cumsum);
+  m.impl("cumsum_", cumsum_);
+  m.impl("cumsum.out", cumsum_out);
+  m.impl("cumprod", cumprod);
+  m.impl("cumprod_", cumprod_);
+  m.impl("cumprod.out", cumprod_out);
+  m.impl("_cummax_helper", cummax_helper);
+  m.impl("_cummin_helper", cummin_helper);
+  m.impl("_logcumsumexp", logcumsumexp);
+  m.impl("_logcumsumexp.out", logcumsumexp_out);
+}
+
+}  // namespace torch_vkml::ops_cumulative
