@@ -205,6 +205,7 @@ const std::vector<BinaryCase>& binary_cases() {
       {B::kHypot, kWide, kWide, {}, {}},
       {B::kCopysign, kAny, kAny, {}, {}},
       {B::kXlogy, kAny, kPos, {}, {}},
+      {B::kRreluNoise, kAny, {0.125, 0.34}, {}, {}},
       {B::kSigmoidBackward, kAny, {0, 1}, {}, {}},
       {B::kTanhBackward, kAny, {-1, 1}, {}, {}},
       {B::kThresholdBackward, kAny, kAny, kInt, {-3, 5}},
@@ -756,7 +757,7 @@ TEST(ElementwisePlan, TableMetadataAndDtypeSupport) {
   EXPECT_EQ(ops::op_info(UnaryOp::kLogicalNot).name, "logical_not");
   EXPECT_TRUE(ops::op_info(BinaryOp::kGe).out_bool);
   EXPECT_FALSE(ops::op_info(BinaryOp::kAdd).out_bool);
-  EXPECT_EQ(ops::kNumBinaryOps, uint32_t(BinaryOp::kIgammac) + 1);
+  EXPECT_EQ(ops::kNumBinaryOps, uint32_t(BinaryOp::kRreluNoise) + 1);
   EXPECT_EQ(ops::kNumUnaryOps, uint32_t(UnaryOp::kAiryAi) + 1);
   DeviceCaps caps;
   caps.storage_16bit = caps.storage_8bit = caps.int64_math = true;

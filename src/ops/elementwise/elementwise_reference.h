@@ -80,6 +80,7 @@ T binary_float(BinaryOp op, T a, T b, T alpha) {
     case B::kHypot: return std::hypot(a, b);
     case B::kCopysign: return std::copysign(a, b);
     case B::kXlogy: return std::isnan(b) ? nan<T>() : (a == 0 ? T(0) : a * std::log(b));
+    case B::kRreluNoise: return a <= T(0) ? b : T(1);
     case B::kSigmoidBackward: return a * (T(1) - b) * b;
     case B::kTanhBackward: return a * (T(1) - b * b);
     case B::kThresholdBackward: return b <= alpha ? T(0) : a;
