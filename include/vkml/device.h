@@ -52,7 +52,7 @@ struct DeviceCaps {
   bool storage_16bit = false, storage_8bit = false;
   // fp32 float controls (Vulkan 1.2): whether a shader may ask to keep subnormals, or to keep
   // NaN, infinities and the sign of zero through every operation. Without asking, drivers may
-  // flush and fold; the H200 did (relu(-0) = +0 before the sign-bit test).
+  // flush and fold; NVIDIA's driver does (relu(-0) gives +0 unless the sign is tested first).
   bool denorm_preserve_f32 = false, signed_zero_inf_nan_f32 = false;
 
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;

@@ -193,7 +193,7 @@ TEST_F(IndexTest, EmbeddingBackwardPaddingAndFrequencyScale) {
     for (int c = 0; c < dim; ++c) ref[idx[t] * dim + c] += grad[t * dim + c] * (1.0f / occ[idx[t]]);
   }
   auto got = gw.get(v * dim);
-  // Absolute: an index's terms cancel to 0 here, and a fused multiply-add leaves 3e-8 (H200).
+  // Absolute: an index's terms cancel to 0 here, and a GPU's fused multiply-add leaves about 3e-8.
   for (size_t e = 0; e < ref.size(); ++e) EXPECT_NEAR(got[e], ref[e], 1e-6f) << e;
 }
 

@@ -45,8 +45,8 @@ std::string variant_suffix(DType t) { return std::string(dtype_name(t)); }
 // A same-dtype copy whose unit-stride dimension differs between source and destination (NCHW to
 // channels-last, a matrix transpose), with at most one further (batch) dimension, after
 // coalescing: 32x32 tiles through shared memory (copy_transpose.comp), so that reads and writes
-// both coalesce; the generic strided copy reads one element per memory transaction there (on the
-// H200 ResNet-50 fp16's channels-innermost copies went from 9% to 2% of the kernel time).
+// both coalesce; the generic strided copy reads one element per memory transaction there.
+// Measurements: docs/design/elementwise.md#copies.
 bool transpose_copy(Device& dev, const std::vector<int64_t>& sizes, const std::vector<int64_t>& ds,
                     const std::vector<int64_t>& ss, const TensorDesc& dst, const TensorDesc& src,
                     uint64_t esize) {
@@ -149,8 +149,8 @@ uint64_t scalar_bits(DType t, Scalar v) {
 }
 
 void copy_bytes(Device& dev, uint64_t dst, uint64_t src, uint64_t bytes) {
-  // A transfer command on a compute queue may run on a slow copy engine (848 GB/s against 4.2 TB/s
-  // for a shader on the H200), so the 16-byte-aligned bulk goes through the vec4 shader.
+  // A transfer command on a compute queue may run on a copy engine several times slower than a
+  // shader, so the 16-byte-aligned bulk goes through the vec4 shader.
   uint64_t vec_bytes = ((dst | src) % 16 == 0) ? bytes / 16 * 16 : 0;
   if (vec_bytes >= (64u << 10)) {
     struct {
