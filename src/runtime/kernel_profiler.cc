@@ -1,8 +1,8 @@
 #include "kernel_profiler.h"
-#include "vkml/config.h"
 
 #include <cstdlib>
 
+#include "vkml/config.h"
 #include "vulkan_device.h"
 
 namespace vkml {

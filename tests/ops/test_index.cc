@@ -310,9 +310,11 @@ TEST_F(IndexTest, OwnerThreadsGiveBitIdenticalAccumulation) {
 }
 
 TEST(IndexVariants, OwnerThreadsOnlyWhereTheyPay) {
-  DeviceCaps gpu, cpu;
+  DeviceCaps gpu, cpu;  // the index policy keys on the device class
   gpu.kind = DeviceKind::kDiscrete;
+  gpu.device_class = DeviceClass::kGeneric;
   cpu.kind = DeviceKind::kCpu;
+  cpu.device_class = DeviceClass::kCpu;
   EXPECT_TRUE(ops::prefer_owner_threads(gpu, 1, 1000));       // 1-D histogram-like sums
   EXPECT_FALSE(ops::prefer_owner_threads(cpu, 1, 1000));      // lavapipe: the plain walk
   EXPECT_FALSE(ops::prefer_owner_threads(gpu, 512, 50000));   // embedding rows: enough threads

@@ -696,9 +696,10 @@ TEST(ReducePlanTest, LayoutsFollowTheShape) {
 }
 
 TEST(ReducePlanTest, ColumnLayoutFillsTheGpu) {
-  DeviceCaps gpu, cpu;
+  DeviceCaps gpu, cpu;  // the reduce policy keys on the device class
   gpu.kind = DeviceKind::kDiscrete;
   cpu.kind = DeviceKind::kCpu;
+  cpu.device_class = DeviceClass::kCpu;
   // amax over dim 0 of 4096x65536 f32: four columns per thread, the rows split so that at least
   // 2048 workgroups run, and every split still reads several rows per thread.
   ops::ReducePlan big = ops::plan_reduce(65536, 4096, 65536, 1, gpu, 4, 65536);

@@ -1,5 +1,4 @@
 // The attention family: validation, tile plan and launches of the fused kernels.
-#include "vkml/config.h"
 #include "vkml/attention.h"
 
 #include <algorithm>
@@ -12,7 +11,9 @@
 
 #include "ops/attention/attention_gemm.h"
 #include "ops/attention/attention_params.h"
+#include "ops/attention/attention_policy.h"
 #include "ops/nn_util.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
@@ -28,9 +29,7 @@ struct Tiles {
 
 std::atomic<bool> g_force_gpu_tiles{false};
 
-bool cpu_tiles(const DeviceCaps& caps) {
-  return caps.kind == DeviceKind::kCpu && !g_force_gpu_tiles;
-}
+bool cpu_tiles(const DeviceCaps& caps) { return attention_small_tiles(caps) && !g_force_gpu_tiles; }
 
 Tiles tiles_for(const DeviceCaps& caps) {
   // A CPU (lavapipe) has few cores: small workgroups keep them all busy on small problems.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ops/attention/attention_policy.h"
 #include "ops/launch.h"
 #include "ops/nn_util.h"
 #include "vkml/config.h"
@@ -20,7 +21,6 @@ namespace vkml::ops::attention_gemm {
 
 namespace {
 
-constexpr int64_t kMaxKvLen = 4096;  // "auto": longer keys stay on the fused kernels
 constexpr uint64_t kMiB = 1ull << 20;
 
 DType data_dtype(const AttentionParams& p) {
@@ -119,7 +119,7 @@ void rows_pass(Device& dev, const char* shader, const AttentionParams& p, const 
   rp.group_index = s.g;
   rp.ld = score_ld(p);
   // About 4 keys per thread: short rows share a workgroup, long ones get all of it.
-  const uint32_t wg = dev.caps().kind == DeviceKind::kCpu ? 64 : 256;
+  const uint32_t wg = attention_rows_workgroup(dev.caps());
   uint32_t row_threads = 1;
   while (row_threads < wg && row_threads * 4 < p.kv_len) row_threads *= 2;
   rp.row_threads = row_threads;
@@ -148,14 +148,11 @@ MemRange bytes_at(uint64_t address, uint64_t bytes) { return {address, address ?
 }  // namespace
 
 bool applies(const Device& dev, const AttentionParams& p, bool backward) {
-  // auto: the GEMM path on GPUs up to kMaxKvLen keys, where materialised scores run the tuned
-  // GEMMs (measurements: docs/design/attention.md#gemm-path); fused everywhere else.
+  // auto: the attention policy's choice; gemm forces the GEMMs, fused the fused kernels.
   const std::string& mode = config().attention;
   const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
   if (!forced && mode != "auto") return false;
-  if (mode == "auto" && (dev.caps().kind == DeviceKind::kCpu || p.kv_len > kMaxKvLen)) {
-    return false;
-  }
+  if (mode == "auto" && !attention_gemm_by_default(dev.caps(), p.kv_len)) return false;
   if (p.batch * p.heads == 0 || p.q_len == 0 || p.kv_len == 0 || p.head_dim == 0 ||
       p.v_head_dim == 0) {
     return false;

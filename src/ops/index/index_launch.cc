@@ -38,14 +38,6 @@ int owner_override() {
 
 }  // namespace
 
-bool prefer_owner_threads(const DeviceCaps& caps, int64_t parallel, int64_t owners) {
-  // The plain scheme's time is one thread's serial walk; owner threads finish in about
-  // parallel * owners * serial / throughput, which wins while parallel * owners stays below
-  // throughput * latency of a dependent update (about 1e5 on discrete GPUs).
-  if (caps.kind == DeviceKind::kCpu || owners < 2) return false;
-  return parallel <= (int64_t{1} << 17) / owners;
-}
-
 void check_supported(const Device& dev, DType t) {
   if (!dev.caps().supports_dtype(t)) {
     throw NotSupported("vkml: " + dev.caps().name + " does not support " +

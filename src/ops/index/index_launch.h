@@ -55,7 +55,7 @@ struct IndexLaunch {
 };
 
 // Whether accumulation should use owner-computes threads (see VKML_INDEX_OWNER): a pure
-// function of the device and the launch shape.
+// function of the device and the launch shape; the index policy (index_policy.cc).
 bool prefer_owner_threads(const DeviceCaps& caps, int64_t parallel, int64_t owners);
 
 // Coalesces the parallel and the serial dims separately and records one dispatch.

@@ -2,7 +2,6 @@
 // statistics and backward sums split over (channel, chunk) workgroups so that a few channels
 // still fill a GPU. See norm_bn_params.h for the layout and norm_bn.comp for the stages.
 #include "ops/norm/norm_bn.h"
-#include "vkml/config.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 
 #include "ops/nn_util.h"
 #include "ops/norm/norm_bn_params.h"
+#include "vkml/config.h"
 
 namespace vkml::ops::norm_bn {
 

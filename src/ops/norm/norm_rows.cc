@@ -2,7 +2,6 @@
 // input per pass), and the weight/bias gradients as a two-level split over row chunks instead of
 // one workgroup per column walking every row.
 #include "ops/norm/norm_rows.h"
-#include "vkml/config.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +10,7 @@
 
 #include "ops/nn_util.h"
 #include "ops/norm/norm_rows_params.h"
+#include "vkml/config.h"
 
 namespace vkml::ops::norm_rows {
 

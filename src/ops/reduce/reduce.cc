@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/reduce/reduce_params.h"
+#include "ops/reduce/reduce_policy.h"
 #include "ops/reduce/reduce_util.h"
 #include "vkml/errors.h"
 
@@ -214,7 +215,7 @@ ReducePlan plan_columns(int64_t nout, int64_t nred, const DeviceCaps& caps, uint
   plan.ox_log2 = std::min<uint32_t>(6, ceil_log2(static_cast<uint64_t>(blocks)));
   uint32_t ry_log2 = kWgLog2 - plan.ox_log2;
   int64_t groups = ceil_div(blocks, int64_t{1} << plan.ox_log2);
-  int64_t target = caps.kind == DeviceKind::kCpu ? 64 : 2048;
+  const int64_t target = reduce_split_target(caps, ReduceSplit::kVectorColumns);
   // Each thread of a split still reads 8 rows or more (two rounds of four loads), and a split
   // 128 rows or more, so that the partial states (16-24 bytes per output and split, written and
   // read back) add a few % to the input's traffic at most.
@@ -257,7 +258,7 @@ ReducePlan plan_reduce(int64_t nout, int64_t nred, int64_t red_stride, int64_t k
   plan.ox_log2 = kWgLog2 - ry_log2;
   // Few output groups and a long reduction: split it so that enough workgroups run.
   int64_t out_groups = ceil_div(nout, int64_t{1} << plan.ox_log2);
-  int64_t target = caps.kind == DeviceKind::kCpu ? 64 : 1024;
+  const int64_t target = reduce_split_target(caps, ReduceSplit::kGeneral);
   int64_t min_chunk = (int64_t{1} << ry_log2) * 32;
   if (out_groups * 2 <= target && nred >= 2 * min_chunk) {
     int64_t splits = std::min({ceil_div(target, out_groups), ceil_div(nred, min_chunk),

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ops/reduce/reduce_params.h"
+#include "ops/reduce/reduce_policy.h"
 #include "ops/reduce/reduce_util.h"
 #include "vkml/errors.h"
 #include "vkml/reduce.h"
@@ -96,7 +97,7 @@ void scan(Device& dev, const ScanArgs& a, const ScanOverride& force) {
   if (force.per_thread >= 0) per_thread = force.per_thread != 0;
   uint32_t splits = 1;
   if (!per_thread) {
-    int64_t target = dev.caps().kind == DeviceKind::kCpu ? 16 : 512;
+    const int64_t target = reduce_split_target(dev.caps(), ReduceSplit::kScan);
     if (nlines * 2 <= target && len >= 4 * kTile) {
       splits = static_cast<uint32_t>(
           std::min<int64_t>({ceil_div(target, nlines), ceil_div(len, 2 * kTile), 1024}));

@@ -2,7 +2,6 @@
 // sort for each block of 2048 pairs, global-memory merge steps for longer lines) or, for long
 // lines, by an LSD radix sort (8-bit digits, one histogram / scan / scatter round per key byte);
 // then a gather of the selected range.
-#include "vkml/config.h"
 #include "vkml/sort.h"
 
 #include <algorithm>
@@ -11,20 +10,17 @@
 
 #include "ops/launch.h"
 #include "ops/sort/sort_params.h"
+#include "ops/sort/sort_policy.h"
+#include "vkml/config.h"
 #include "vkml/errors.h"
 
 namespace vkml::ops {
 namespace {
 
-// Lines at least this long take the radix sort: O(n) work per key byte against the bitonic
-// network's O(n log^2 n), but about 16 dispatches and per-line digit tables. On lavapipe (2 CPU
-// cores) it is faster from 2^10 elements per line (from 2^6 for a single line); on GPUs the
-// bitonic network's dispatch count (one per global merge step) passes the radix sort's near 2^15
-// (estimated from the dispatch counts, not measured yet).
+// Lines at least this long take the radix sort (the sort policy; VKML_SORT_RADIX_MIN for tests).
 int64_t radix_min_length(const DeviceCaps& caps) {
-  // VKML_SORT_RADIX_MIN runs either sort on any line length (tests).
   if (config().sort_radix_min != kConfigAuto) return config().sort_radix_min;
-  return caps.kind == DeviceKind::kCpu ? int64_t{1} << 10 : int64_t{1} << 15;
+  return sort_radix_min_length(caps);
 }
 
 void dispatch_groups(Device& dev, const std::string& shader, const SortParams& p, int64_t groups,
@@ -35,11 +31,11 @@ void dispatch_groups(Device& dev, const std::string& shader, const SortParams& p
   dev.stream().dispatch(pipe, gx, 1, 1, &addr, sizeof(addr), scratch, scratch);
 }
 
-// CPU devices count serially per tile (radix_serial.comp); GPUs rank tiles in shared memory.
+// Serial digit counts per tile (radix_serial.comp) or shared-memory ranking: the sort policy;
+// VKML_SORT_RADIX_SERIAL forces either on any device (tests).
 bool radix_serial(const DeviceCaps& caps) {
-  // VKML_SORT_RADIX_SERIAL forces either variant on any device (tests).
   if (config().sort_radix_serial != "auto") return config().sort_radix_serial == "1";
-  return caps.kind == DeviceKind::kCpu;
+  return sort_radix_serial(caps);
 }
 
 uint64_t align_up(uint64_t v) { return (v + 255) & ~uint64_t{255}; }
