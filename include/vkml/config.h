@@ -60,7 +60,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup);
 ConfigEntry config_entry(const std::string& name);
 void restore_config(const ConfigEntry& saved);
 
-// Sets a setting for one scope and restores the previous value and source on exit (tests).
+// Sets a setting for one scope and restores the previous value and source on exit (tests). Like
+// set_config, it is meant for tests and set-up: readers on other threads are not synchronised.
 class ConfigOverride {
  public:
   ConfigOverride(const std::string& name, const std::string& text);

@@ -24,14 +24,13 @@ struct Spec {
   const char* help;
 };
 
-constexpr ConfigTier tier_of(ConfigTier t) { return t; }
 #define Public ConfigTier::kPublic
 #define Tuning ConfigTier::kTuning
 #define Diagnostic ConfigTier::kDiagnostic
 
 const Spec kSpecs[] = {
 #define VKML_SETTING(kind, field, name, def, allowed, tier, help) \
-  {name, Kind::kind, #kind, def, allowed, tier_of(tier), help},
+  {name, Kind::kind, #kind, def, allowed, tier, help},
 #include "vkml/config.def"
 #undef VKML_SETTING
 };
