@@ -9,6 +9,9 @@ import torch_vkml
 import torch_vkml.profiler
 
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+# Every dtype vkml computes in.
+ALL_DTYPES = FLOAT_DTYPES + [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
+                             torch.bool]
 
 # (rtol, atol) of vkml results against a float64 CPU reference computed from the same inputs.
 TOLERANCES = {
@@ -33,6 +36,25 @@ def assert_close_to_ref(
 def randn(shape, dtype, gen, scale=1.0):
     """Random values rounded to dtype (the reference then starts from the same numbers)."""
     return (torch.randn(shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+
+
+def rand_any(shape, dtype, gen, scale=4.0, int_range=(-20, 20), uint8_range=(0, 30)):
+    """Random values of any dtype: floats normal times `scale`, integers uniform in their range,
+    bools half true."""
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) > 0.5
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+    lo, hi = uint8_range if dtype == torch.uint8 else int_range
+    return torch.randint(lo, hi, shape, generator=gen).to(dtype)
+
+
+def assert_same(got: torch.Tensor, ref: torch.Tensor) -> None:
+    """got (vkml) equals ref (CPU) exactly: dtype, shape and every element."""
+    assert got.device.type == "vkml", got.device
+    got = got.cpu()
+    assert got.dtype == ref.dtype and got.shape == ref.shape, (got.shape, ref.shape)
+    assert torch.equal(got, ref), (got, ref)
 
 
 @contextlib.contextmanager

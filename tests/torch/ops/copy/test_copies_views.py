@@ -3,17 +3,11 @@
 import pytest
 import torch
 
-ALL_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
-              torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool]
+from nn_helpers import ALL_DTYPES, rand_any
 
 
 def rand(shape, dtype, gen):
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=gen) > 0.5
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=gen, dtype=torch.float64) * 10).to(dtype)
-    lo, hi = (0, 255) if dtype == torch.uint8 else (-100, 100)
-    return torch.randint(lo, hi, shape, generator=gen).to(dtype)
+    return rand_any(shape, dtype, gen, scale=10.0, int_range=(-100, 100), uint8_range=(0, 255))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

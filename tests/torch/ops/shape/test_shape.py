@@ -5,38 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from nn_helpers import ALL_DTYPES, rand_any as rand, assert_same as same
+
 import torch_vkml
 
-ALL_DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.float64,
-    torch.int8,
-    torch.uint8,
-    torch.int16,
-    torch.int32,
-    torch.int64,
-    torch.bool,
-]
 NUMERIC = [t for t in ALL_DTYPES if t != torch.bool]
 V = "vkml"
-
-
-def rand(shape, dtype, gen):
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=gen) > 0.5
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=gen, dtype=torch.float64) * 4).to(dtype)
-    lo, hi = (0, 30) if dtype == torch.uint8 else (-20, 20)
-    return torch.randint(lo, hi, shape, generator=gen).to(dtype)
-
-
-def same(got, ref):
-    assert got.device.type == V, got.device
-    got = got.cpu()
-    assert got.dtype == ref.dtype and got.shape == ref.shape, (got.shape, ref.shape)
-    assert torch.equal(got, ref), (got, ref)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -3,21 +3,11 @@ topk, kthvalue, median; every dtype, NaN/inf, duplicates, strided inputs, out= a
 
 import pytest
 import torch
+from nn_helpers import ALL_DTYPES
 
 import torch_vkml
 
-DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.float64,
-    torch.int8,
-    torch.uint8,
-    torch.int16,
-    torch.int32,
-    torch.int64,
-    torch.bool,
-]
+DTYPES = ALL_DTYPES
 FLOATS = {torch.float32, torch.float16, torch.bfloat16, torch.float64}
 
 
