@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "platform.h"
 #include "vkml/errors.h"
 
 namespace vkml {
@@ -219,9 +220,7 @@ size_t index_of(const std::string& name) {
 
 // Where the pipeline cache goes when VKML_CACHE_DIR is unset.
 std::string default_cache_dir(const std::function<const char*(const char*)>& lookup) {
-  if (const char* x = lookup("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vkml";
-  if (const char* h = lookup("HOME"); h && *h) return std::string(h) + "/.cache/vkml";
-  return "";
+  return platform::default_cache_dir(lookup);
 }
 
 struct State {

@@ -1,10 +1,9 @@
 #include "vulkan_api.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
 
+#include "platform.h"
 #include "vkml/errors.h"
 #include "vulkan_ext.h"
 
@@ -27,23 +26,9 @@ bool load_loader(std::string* why) {
   static bool ok = false;
   static std::string reason;
   std::call_once(once, [] {
-    const char* names[] = {"libvulkan.so.1", "libvulkan.so", "libvulkan.1.dylib", "libMoltenVK.dylib"};
-    void* lib = nullptr;
-    for (const char* n : names) {
-      lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
-      if (lib) break;
-    }
-    if (!lib) {
-      reason = "no Vulkan loader found (libvulkan.so.1); install your GPU's Vulkan driver, or "
-               "Mesa's lavapipe (Debian: mesa-vulkan-drivers) to run on the CPU";
-      return;
-    }
     g_get_instance_proc =
-        reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib, "vkGetInstanceProcAddr"));
-    if (!g_get_instance_proc) {
-      reason = "the Vulkan loader has no vkGetInstanceProcAddr";
-      return;
-    }
+        reinterpret_cast<PFN_vkGetInstanceProcAddr>(platform::open_vulkan_loader(&reason));
+    if (!g_get_instance_proc) return;
 #define VKML_VK_GLOBAL(name) \
   name = reinterpret_cast<PFN_##name>(g_get_instance_proc(VK_NULL_HANDLE, #name));
 #define VKML_VK_INSTANCE(name)
@@ -62,6 +47,10 @@ bool load_loader(std::string* why) {
   });
   if (!ok && why) *why = reason;
   return ok;
+}
+
+PFN_vkVoidFunction instance_proc(VkInstance instance, const char* name) {
+  return g_get_instance_proc ? g_get_instance_proc(instance, name) : nullptr;
 }
 
 void load_instance_functions(VkInstance instance) {

@@ -16,9 +16,11 @@ namespace vkml::vk {
 #undef VKML_VK_INSTANCE_OPT
 #undef VKML_VK_DEVICE
 
-// dlopens the loader once; returns false (and sets *why) when there is none.
+// Opens the loader once (platform.h); returns false (and sets *why) when there is none.
 bool load_loader(std::string* why);
 void load_instance_functions(VkInstance instance);
+// An instance-level function outside vk_functions.def's lists; nullptr when the loader lacks it.
+PFN_vkVoidFunction instance_proc(VkInstance instance, const char* name);
 // Device functions are loaded once, from the first device (all devices share one loader).
 void load_device_functions(VkDevice device);
 

@@ -605,8 +605,17 @@ TEST_F(ElementwiseTest, FloatBinarySpecialValues) {
   }
 }
 
+// Whether the host's sin reduces huge arguments correctly (MinGW's x87 fsin does not at 2^63 and
+// above); where it does not, the references of sin, cos and tan at such inputs are skipped. The
+// argument is volatile so that the compiler cannot fold the call with its own exact library.
+static bool host_trig_reduces_huge_arguments() {
+  volatile double x = 1e22;
+  return std::abs(std::sin(x) - (-0.8522008497671888)) < 1e-12;
+}
+
 // IEEE special values through every float unary op, against double references rounded to f32.
 TEST_F(ElementwiseTest, FloatUnarySpecialValues) {
+  const bool huge_trig = host_trig_reduces_huge_arguments();
   const float inf = INFINITY, nan = NAN;
   const std::vector<float> vals = {0.f,   -0.f,   1.f,    -1.f,  0.5f,  -0.5f, 2.5f,
                                    -2.5f, 1e-7f,  -1e-7f, 1e-30f, 100.f, -100.f, 1e30f,
@@ -620,7 +629,10 @@ TEST_F(ElementwiseTest, FloatUnarySpecialValues) {
     DType ot = info.out_bool ? DType::kBool : DType::kF32;
     ops::unary(dev(), c.op, desc(out.address, ot, {n}), desc(x.address, DType::kF32, {n}));
     auto got = download<uint8_t>(dev(), out.address, n * dtype_size(ot));
+    const std::string name(info.name);
+    const bool trig = name == "sin" || name == "cos" || name == "tan";
     for (int64_t i = 0; i < n; ++i) {
+      if (trig && !huge_trig && std::isfinite(vals[i]) && std::abs(vals[i]) >= 0x1p63f) continue;
       RefValue want = float_unary_ref(c, DType::kF32, ot, vals[i]);
       if (ot == DType::kBool) {
         EXPECT_EQ(got[i], want.i) << info.name << "(" << vals[i] << ")";

@@ -6,6 +6,7 @@
 
 #include "test_util.h"
 #include "ops/index/index_launch.h"
+#include "vkml/config.h"
 #include "vkml/embedding.h"
 #include "vkml/index.h"
 
@@ -299,12 +300,11 @@ TEST_F(IndexTest, OwnerThreadsGiveBitIdenticalAccumulation) {
   Tensor<uint16_t> source(dev(), DType::kF16, {n, cols}, src);
   std::vector<std::vector<uint16_t>> results;
   for (const char* mode : {"0", "1"}) {
-    setenv("VKML_INDEX_OWNER", mode, 1);
+    ConfigOverride owner("VKML_INDEX_OWNER", mode);
     Tensor<uint16_t> self(dev(), DType::kF16, {rows, cols}, std::vector<uint16_t>(15, 0x3C00));
     ops::scatter(dev(), self.d, 0, index.d, source.d, ops::ScatterReduce::kSum);
     results.push_back(self.get(rows * cols));
   }
-  unsetenv("VKML_INDEX_OWNER");
   EXPECT_EQ(results[0], results[1]);
   EXPECT_NE(results[0], std::vector<uint16_t>(15, 0x3C00));
 }
