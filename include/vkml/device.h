@@ -80,6 +80,11 @@ struct DeviceCaps {
 
 std::string format_driver_version(const DeviceCaps& caps);
 
+// Treats the features VKML_CAPS_MASK names as absent and lowers the limits VKML_CAPS_SHARED_MEMORY
+// and VKML_CAPS_WORKGROUP_COUNT give, so that vkml runs as it would on a weaker GPU. Applied to
+// every device when it is probed.
+void apply_caps_mask(DeviceCaps& caps);
+
 class Device;
 
 // Loads Vulkan and lists devices in vkml's order: discrete, integrated, virtual, CPU.

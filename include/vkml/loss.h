@@ -38,14 +38,17 @@ void pointwise_loss_backward(Device& dev, PointwiseLoss kind, const TensorDesc& 
 // nll_loss of input [N, C, d...] (or [C]) with class indices target [N, d...] (or []; int64,
 // uint8 or int32) and optional class weights [C]. out: target's shape for kNone, else one
 // element; total_weight: the summed weight of the counted targets. A target out of [0, C) that
-// is not ignore_index gives NaN (a device cannot raise; the CPU raises IndexError).
+// is not ignore_index gives NaN; when `error_flag` is the address of kIndexErrorBytes zeroed
+// bytes (vkml/index.h), the first such target is recorded there for the caller to raise.
 void nll_loss(Device& dev, const TensorDesc& out, const TensorDesc* total_weight,
               const TensorDesc& input, const TensorDesc& target, const TensorDesc* weight,
-              Reduction reduction, int64_t ignore_index);
+              Reduction reduction, int64_t ignore_index, uint64_t error_flag = 0);
 
+// A target out of range writes nothing and is recorded in `error_flag` as in nll_loss.
 void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDesc& grad_output,
                        const TensorDesc& target, const TensorDesc* weight, Reduction reduction,
-                       int64_t ignore_index, const TensorDesc& total_weight);
+                       int64_t ignore_index, const TensorDesc& total_weight,
+                       uint64_t error_flag = 0);
 
 }  // namespace vkml::ops
 
@@ -55,7 +58,8 @@ namespace vkml::ops {
 // uint8). `lengths` is an int64 device table [3, N]: input lengths, target lengths and each
 // item's first target element (an element offset into targets); labels of one item are
 // `target_stride` elements apart. Writes nll [N] and log_alpha [N, T, 2 * max_target + 1]
-// (-inf outside each item's lengths).
+// (-inf outside each item's lengths). A label out of [0, C) within an item's target length gives
+// NaN and, when `error_flag` is not 0, is recorded there as in nll_loss.
 struct CtcArgs {
   const TensorDesc* log_probs;
   const TensorDesc* targets;
@@ -63,6 +67,7 @@ struct CtcArgs {
   int64_t target_stride;
   int64_t max_target_length;
   int64_t blank;
+  uint64_t error_flag = 0;
 };
 void ctc_loss(Device& dev, const CtcArgs& args, const TensorDesc& nll, const TensorDesc& log_alpha);
 
@@ -79,6 +84,8 @@ namespace vkml::ops {
 // multi_margin_loss / multilabel_margin_loss over input [frames, classes] (callers view a 1-D
 // input as one frame). target: multi_margin [frames] class indices; multilabel [frames, classes]
 // labels ending at the first negative one. out: [frames] for kNone (any stride), else one element.
+// A class out of range (multi_margin: outside [0, C); multilabel: any label outside [-1, C)) gives
+// NaN and, when `error_flag` is not 0, is recorded there as in nll_loss.
 struct MarginArgs {
   const TensorDesc* input;   // 2-D
   const TensorDesc* target;  // 2-D: [frames, 1] for multi_margin
@@ -88,6 +95,7 @@ struct MarginArgs {
   int p;          // multi_margin: 1 or 2
   double margin;  // multi_margin
   Reduction reduction;
+  uint64_t error_flag = 0;
 };
 void margin_loss(Device& dev, const MarginArgs& args, const TensorDesc& out);
 

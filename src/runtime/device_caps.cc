@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "instance.h"
+#include "vkml/config.h"
 #include "vulkan_ext.h"
 
 namespace vkml {
@@ -54,11 +55,67 @@ DeviceClass classify(const DeviceCaps& c) {
 
 bool DeviceCaps::supports_dtype(DType t) const {
   switch (t) {
-    case DType::kF64: return fp64_math && int64_math;
+    case DType::kF64: case DType::kC128: return fp64_math && int64_math;
     case DType::kF16: case DType::kBF16: case DType::kI16: return storage_16bit;
     case DType::kI8: case DType::kU8: case DType::kBool: return storage_8bit;
     case DType::kI64: return int64_math;
     default: return true;
+  }
+}
+
+namespace {
+
+// Adds a feature vkml needs and the device lacks to the unusable verdict.
+void add_missing(DeviceCaps& c, const std::string& what) {
+  c.unusable_reason += (c.unusable_reason.empty() ? "missing " : ", ") + what;
+}
+
+}  // namespace
+
+void apply_caps_mask(DeviceCaps& c) {
+  const Config& cfg = config();
+  // The registry has checked the words; "none" masks nothing.
+  auto masked = [&](const char* word) {
+    std::stringstream ss(cfg.caps_mask);
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (item == word) return true;
+    }
+    return false;
+  };
+  // Every cooperative-matrix kernel computes on 16-bit floats: without fp16 arithmetic they go too.
+  if (masked("no-coopmat") || masked("no-fp16")) {
+    c.coopmat = c.coopmat_bf16 = false;
+    c.coopmat_shapes.clear();
+  }
+  if (masked("no-bf16")) c.bf16_math = c.coopmat_bf16 = false;
+  if (masked("no-fp16")) c.fp16_math = false;
+  if (masked("no-fp64")) c.fp64_math = false;
+  // Most kernels compute on 8- and 16-bit integers: a device without them is not usable.
+  if (masked("no-int8") && c.int8_math) {
+    c.int8_math = false;
+    add_missing(c, "shaderInt8");
+  }
+  if (masked("no-int16") && c.int16_math) {
+    c.int16_math = false;
+    add_missing(c, "shaderInt16");
+  }
+  // Basic subgroup operations (elect, barriers) stay; the reductions and scans go.
+  if (masked("no-subgroup-arithmetic")) {
+    c.subgroup_ops &= ~uint32_t{VK_SUBGROUP_FEATURE_ARITHMETIC_BIT};
+  }
+  if (masked("no-subgroup-size-control")) {
+    c.subgroup_size_control = false;
+    c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
+  }
+  if (masked("no-timestamps")) c.timestamps = false;
+  if (cfg.caps_shared_memory > 0) {
+    c.max_shared_memory = std::min<uint32_t>(c.max_shared_memory,
+                                             static_cast<uint32_t>(cfg.caps_shared_memory));
+  }
+  if (cfg.caps_workgroup_count > 0) {
+    for (auto& n : c.max_workgroup_count) {
+      n = std::min<uint32_t>(n, static_cast<uint32_t>(cfg.caps_workgroup_count));
+    }
   }
 }
 
@@ -258,6 +315,11 @@ DeviceCaps probe_caps(VkPhysicalDevice pd) {
   if (!c.buffer_device_address) missing.push_back("bufferDeviceAddress");
   if (!c.timeline_semaphore) missing.push_back("timelineSemaphore");
   if (!c.int64_math) missing.push_back("shaderInt64");
+  // Kernels load and store 8- and 16-bit elements and compute on 8- and 16-bit integers.
+  if (!c.int8_math) missing.push_back("shaderInt8");
+  if (!c.int16_math) missing.push_back("shaderInt16");
+  if (!c.storage_8bit) missing.push_back("storageBuffer8BitAccess");
+  if (!c.storage_16bit) missing.push_back("storageBuffer16BitAccess");
   if (!has_compute_queue) missing.push_back("a compute queue");
   if (c.max_push_constants < 128) missing.push_back("128 bytes of push constants");
   if (!missing.empty()) {

@@ -60,12 +60,28 @@ static int kind_rank(DeviceKind k) {
   }
 }
 
+// Why the loader offers less than Vulkan 1.2. A loader that reaches no driver can report 1.0 too
+// (Wine without a display does), so a bare 1.0 instance tells an old loader from a missing driver.
+static std::string old_loader_reason() {
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  VkInstance probe = VK_NULL_HANDLE;
+  VkResult r = vk::vkCreateInstance(&ci, nullptr, &probe);
+  if (r != VK_SUCCESS) {
+    return std::string("the Vulkan loader found no driver (vkCreateInstance returned ") +
+           vk::result_name(r) + "); install your GPU's Vulkan driver";
+  }
+  auto destroy =
+      reinterpret_cast<PFN_vkDestroyInstance>(vk::instance_proc(probe, "vkDestroyInstance"));
+  if (destroy) destroy(probe, nullptr);
+  return "the Vulkan loader is older than 1.2; update the Vulkan loader and driver";
+}
+
 bool Instance::init(std::string* why) {
   if (!vk::load_loader(why)) return false;
   uint32_t api = VK_API_VERSION_1_0;
   if (vk::vkEnumerateInstanceVersion) vk::vkEnumerateInstanceVersion(&api);
   if (api < VK_API_VERSION_1_2) {
-    *why = "the Vulkan loader is older than 1.2; update the Vulkan loader and driver";
+    *why = old_loader_reason();
     return false;
   }
   std::vector<const char*> layers, exts;
@@ -150,6 +166,7 @@ bool Instance::init(std::string* why) {
   for (VkPhysicalDevice pd : pds) {
     DeviceCaps caps = probe_caps(pd);
     if (cfg.device_class != "auto") caps.device_class = parse_device_class(cfg.device_class);
+    apply_caps_mask(caps);
     all_.push_back({pd, caps});
   }
 
@@ -174,8 +191,10 @@ bool Instance::init(std::string* why) {
     if (all_[i].caps.usable()) usable_.push_back(all_[i]);
   }
   if (usable_.empty()) {
-    *why = all_.empty() ? "the Vulkan driver lists no devices"
-                        : "no Vulkan device is usable by vkml (run vkml-info for the reasons)";
+    *why = all_.empty() ? "the Vulkan driver lists no devices" : "no Vulkan device is usable by vkml";
+    for (size_t i = 0; i < all_.size(); ++i) {  // each device's verdict
+      *why += (i ? "; " : ": ") + all_[i].caps.name + " " + all_[i].caps.unusable_reason;
+    }
   }
   return true;
 }

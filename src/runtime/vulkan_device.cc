@@ -23,6 +23,31 @@ static int find_memory_type(const VkPhysicalDeviceMemoryProperties& m, VkMemoryP
   return -1;
 }
 
+void VulkanDevice::lose(const char* call, bool injected) {
+  {
+    std::lock_guard<std::mutex> lock(lost_mutex);
+    if (!lost.load(std::memory_order_relaxed)) {
+      lost_call = call;
+      lost_injected = injected;
+      lost.store(true, std::memory_order_release);
+    }
+  }
+  throw_lost();
+}
+
+void VulkanDevice::throw_lost() {
+  std::string call;
+  {
+    std::lock_guard<std::mutex> lock(lost_mutex);
+    call = lost_call;
+  }
+  throw DeviceLostError(
+      "vkml: the GPU " + name + " was lost (" + call + " returned VK_ERROR_DEVICE_LOST): the " +
+      "driver reset it after a crash, a hang or a timeout (Windows resets a GPU that does not " +
+      "answer for about 2 s). This device cannot be used again in this process, and every call " +
+      "on it raises this error. Save what you need from CPU tensors and restart the process.");
+}
+
 bool VulkanDevice::type_host_coherent(int type) const {
   auto f = memory.memoryTypes[type].propertyFlags;
   return (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
@@ -200,6 +225,7 @@ Device::Device(int index, const DeviceCaps& caps, void* physical_device, void* i
     : index_(index), caps_(caps), vk_(std::make_unique<VulkanDevice>()) {
   vk_->instance = static_cast<VkInstance>(instance);
   vk_->physical = static_cast<VkPhysicalDevice>(physical_device);
+  vk_->name = caps_.name;
   create_logical_device(*vk_, caps_);
   stream_ = std::make_unique<Stream>(*this);
   allocator_ = std::make_unique<Allocator>(*vk_, caps_, [this] { stream_->synchronize(); });
@@ -219,7 +245,23 @@ Device::~Device() {
   vk::vkDestroyDevice(vk_->device, nullptr);
 }
 
-uint64_t Device::allocate(uint64_t bytes) { return allocator_->allocate(bytes); }
+uint64_t Device::allocate(uint64_t bytes) {
+  vk_->check_alive();
+  return allocator_->allocate(bytes);
+}
+
+bool Device::lost() const { return vk_->lost.load(std::memory_order_acquire); }
+
+void Device::inject_device_loss() { vk_->inject_loss.store(true, std::memory_order_release); }
+
+void Device::recover_injected_loss() {
+  std::lock_guard<std::mutex> lock(vk_->lost_mutex);
+  vk_->inject_loss.store(false, std::memory_order_release);
+  if (!vk_->lost_injected) return;  // a real loss stays
+  vk_->lost_injected = false;
+  vk_->lost_call.clear();
+  vk_->lost.store(false, std::memory_order_release);
+}
 void Device::free(uint64_t address) { allocator_->free(address); }
 MemoryStats Device::memory_stats() const { return allocator_->stats(); }
 void Device::reset_peak_memory_stats() { allocator_->reset_peak(); }

@@ -1,7 +1,9 @@
 // The Vulkan objects behind one vkml::Device, shared by allocator, stream and pipeline cache.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "vkml/device.h"
 #include "vulkan_api.h"
@@ -34,6 +36,30 @@ struct VulkanDevice {
   // (registers, shared memory, spills) of each new pipeline, for tuning kernels without a profiler.
   bool pipeline_stats = false;
   std::mutex queue_mutex;
+  std::string name;  // the device's name, for error messages
+
+  // VK_ERROR_DEVICE_LOST: once a call reports it, the device is lost for good and every later
+  // call raises DeviceLostError at once (check_alive) instead of touching the device again.
+  std::atomic<bool> lost{false};
+  // Test hook: the next host wait reports VK_ERROR_DEVICE_LOST after the work really finished.
+  std::atomic<bool> inject_loss{false};
+  bool lost_injected = false;  // the loss came from inject_loss (a test may recover from it)
+  std::mutex lost_mutex;       // guards lost_call and lost_injected
+  std::string lost_call;       // the call that reported the loss
+
+  // Throws DeviceLostError when the device was lost.
+  void check_alive() {
+    if (lost.load(std::memory_order_acquire)) throw_lost();
+  }
+  // Marks the device lost (`call` reported VK_ERROR_DEVICE_LOST) and throws DeviceLostError.
+  [[noreturn]] void lose(const char* call, bool injected = false);
+  [[noreturn]] void throw_lost();
+  // Throws like VKML_VK_CHECK, marking the device lost on VK_ERROR_DEVICE_LOST.
+  void check(VkResult r, const char* call) {
+    if (r == VK_SUCCESS) return;
+    if (r == VK_ERROR_DEVICE_LOST) lose(call);
+    vk::throw_result(r, call);
+  }
 
   // Creates a buffer with dedicated memory of `type`. Returns an empty RawBuffer when the
   // driver is out of memory; throws on any other failure.

@@ -223,6 +223,71 @@ TEST_F(LossTest, NllTargetOutOfRangeGivesNan) {
   EXPECT_TRUE(std::isnan(out.read(dev())[0]));
 }
 
+// The bad-target record (an IndexErrorRecord read as two int64: claimed | operand << 32, value).
+struct TargetRecord {
+  DevTensor rec;
+  explicit TargetRecord(Device& d) : rec(d, DType::kI64, {2}) { rec.upload(d, {0, 0}); }
+  uint64_t address() const { return rec.d.address; }
+  std::vector<double> read(Device& d) { return rec.read(d); }
+};
+
+TEST_F(LossTest, NllRecordsTheFirstBadTarget) {
+  DevTensor x(dev(), DType::kF32, {300, 4}), t(dev(), DType::kI64, {300});
+  DevTensor out(dev(), DType::kF32, {}), tw(dev(), DType::kF32, {}), go(dev(), DType::kF32, {});
+  DevTensor gi(dev(), DType::kF32, {300, 4});
+  x.upload(dev(), random_values(1200, 2));
+  std::vector<double> tv(300, 2.0);
+  tv[17] = -100;  // ignore_index: never a bad target
+  tv[250] = 9;
+  t.upload(dev(), tv);
+  go.upload(dev(), {1.0});
+  for (Reduction r : {Reduction::kNone, Reduction::kMean, Reduction::kSum}) {
+    TargetRecord fwd(dev()), bwd(dev());
+    DevTensor per(dev(), DType::kF32, {300});
+    ops::nll_loss(dev(), r == Reduction::kNone ? per.d : out.d, &tw.d, x.d, t.d, nullptr, r, -100,
+                  fwd.address());
+    EXPECT_EQ(fwd.read(dev()), (std::vector<double>{1, 9})) << static_cast<int>(r);
+    if (r == Reduction::kNone) continue;
+    ops::nll_loss_backward(dev(), gi.d, go.d, t.d, nullptr, r, -100, tw.d, bwd.address());
+    EXPECT_EQ(bwd.read(dev()), (std::vector<double>{1, 9})) << static_cast<int>(r);
+  }
+  tv[250] = 3;  // every target valid (or ignored): nothing recorded
+  t.upload(dev(), tv);
+  TargetRecord clean(dev());
+  ops::nll_loss(dev(), out.d, &tw.d, x.d, t.d, nullptr, Reduction::kMean, -100, clean.address());
+  EXPECT_EQ(clean.read(dev()), (std::vector<double>{0, 0}));
+}
+
+TEST_F(LossTest, MarginLossesRecordBadTargets) {
+  DevTensor x(dev(), DType::kF32, {3, 4}), t(dev(), DType::kI64, {3, 1});
+  DevTensor out(dev(), DType::kF32, {}), go(dev(), DType::kF32, {}), g(dev(), DType::kF32, {3, 4});
+  x.upload(dev(), random_values(12, 3));
+  go.upload(dev(), {1.0});
+  t.upload(dev(), {0, -1, 2});
+  TargetRecord multi(dev()), multi_bwd(dev());
+  ops::MarginArgs a{&x.d, &t.d, nullptr, nullptr, false, 1, 1.0, Reduction::kSum, multi.address()};
+  ops::margin_loss(dev(), a, out.d);
+  EXPECT_EQ(multi.read(dev()), (std::vector<double>{1, -1}));
+  a.error_flag = multi_bwd.address();
+  ops::margin_loss_backward(dev(), a, g.d, go.d);
+  EXPECT_EQ(multi_bwd.read(dev()), (std::vector<double>{1, -1}));
+  // multilabel: every label, also past the first -1, must lie in [-1, C).
+  DevTensor lt(dev(), DType::kI64, {3, 4}), is_t(dev(), DType::kF32, {3, 4});
+  lt.upload(dev(), {1, 2, -1, 0, 3, -1, 0, 0, 0, -1, 7, 1});
+  TargetRecord label(dev()), label_bwd(dev());
+  ops::MarginArgs m{&x.d, &lt.d, nullptr, &is_t.d, true, 1, 1.0, Reduction::kSum, label.address()};
+  ops::margin_loss(dev(), m, out.d);
+  EXPECT_EQ(label.read(dev()), (std::vector<double>{1, 7}));
+  m.error_flag = label_bwd.address();
+  ops::margin_loss_backward(dev(), m, g.d, go.d);
+  EXPECT_EQ(label_bwd.read(dev()), (std::vector<double>{1, 7}));
+  lt.upload(dev(), {1, 2, -1, 0, 3, -1, 0, 0, 0, -1, 3, 1});
+  TargetRecord clean(dev());
+  m.error_flag = clean.address();
+  ops::margin_loss(dev(), m, out.d);
+  EXPECT_EQ(clean.read(dev()), (std::vector<double>{0, 0}));
+}
+
 TEST_F(LossTest, RejectsBadInput) {
   DevTensor x(dev(), DType::kF32, {4, 3}), t(dev(), DType::kI64, {5}), tf(dev(), DType::kF32, {4});
   DevTensor w(dev(), DType::kF32, {2}), out(dev(), DType::kF32, {});

@@ -4,6 +4,7 @@
 #include "ops/loss/ctc_params.h"
 #include "ops/nn_util.h"
 #include "vkml/errors.h"
+#include "vkml/index.h"
 #include "vkml/loss.h"
 
 namespace vkml::ops {
@@ -74,6 +75,7 @@ CtcParams base_params(const Device& dev, const CtcArgs& a, const TensorDesc& nll
   p.blank = a.blank;
   p.lp_dtype = nn::float_code(lp, "ctc_loss log_probs");
   p.target_dtype = nn::index_code(*a.targets, "ctc_loss targets");
+  p.error_flag = a.error_flag;
   return p;
 }
 
@@ -86,7 +88,8 @@ void ctc_loss(Device& dev, const CtcArgs& args, const TensorDesc& nll,
   if (p.batch == 0) return;
   MemRange reads[] = {nn::range_of(*args.log_probs), nn::range_of(*args.targets),
                       nn::range_of(*args.lengths)};
-  MemRange writes[] = {nn::range_of(nll), nn::range_of(log_alpha)};
+  MemRange writes[] = {nn::range_of(nll), nn::range_of(log_alpha),
+                       {args.error_flag, args.error_flag ? kIndexErrorBytes : 0}};
   nn::dispatch_groups(dev, nn::variant(dev, "ctc_fwd", fp64, false), kWorkgroup, p.batch, &p,
                       sizeof(p), reads, writes);
 }
@@ -116,7 +119,8 @@ void ctc_loss_backward(Device& dev, const CtcArgs& args, const TensorDesc& grad,
   nn::Scratch beta(dev, beta_bytes), links(dev, link_bytes);
   p.beta = beta.address();
   p.links = links.address();
-  MemRange scratch[] = {{beta.address(), beta_bytes}, {links.address(), link_bytes}};
+  MemRange scratch[] = {{beta.address(), beta_bytes}, {links.address(), link_bytes},
+                        {args.error_flag, args.error_flag ? kIndexErrorBytes : 0}};
   MemRange inputs[] = {nn::range_of(*args.log_probs), nn::range_of(*args.targets),
                        nn::range_of(*args.lengths)};
   nn::dispatch_groups(dev, nn::variant(dev, "ctc_beta", fp64, false), kWorkgroup, p.batch, &p,

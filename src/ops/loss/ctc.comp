@@ -7,6 +7,7 @@
 // CTC_BETA: beta runs from the end the same way into scratch, with the label links ctc_grad uses.
 // CTC_GRAD: grad_t(c) = (exp(lp_t(c)) - exp(logsumexp_{s: l'_s = c}(alpha_t(s) + beta_t(s)) + nll
 //   - lp_t(c))) * grad_out, 0 past the input length (and for infinite losses with zero_infinity).
+// The forward and beta passes record a label out of [0, C) in error_flag (it reads as NaN).
 // Steps communicate through coherent device memory, ordered by memory barriers. Loops per
 // invocation stay short (llvmpipe stops any loop after 65535 iterations of an invocation).
 #include "vkml_common.glsl"
@@ -16,6 +17,7 @@ layout(local_size_x_id = 0) in;
 layout(push_constant) uniform Push { CtcParams p; } pc;
 
 #include "nn_common.glsl"
+#include "loss_report.glsl"
 
 #ifdef VKML_USE_FP64
 layout(buffer_reference, scalar, buffer_reference_align = 8) coherent buffer CtcAcc { double v; };
@@ -68,6 +70,10 @@ void main() {
   for (int64_t b = nn_group_id(); b < p.batch; b += nn_group_count()) {
     const int64_t in_len = len_at(p, 0, b), tg_len = len_at(p, 1, b), toff = len_at(p, 2, b);
     const int64_t states = 2 * tg_len + 1;
+    for (int64_t j = lane; j < tg_len && p.error_flag != 0ul; j += lanes) {
+      int64_t l = label_at(p, toff, 2 * j + 1);
+      if (l < 0 || l >= p.classes) loss_report_bad_target(p.error_flag, 0u, l);
+    }
 #ifdef CTC_FORWARD
     for (int64_t t = 0; t < p.max_time; ++t) {
       for (int64_t s = lane; s < p.max_states; s += lanes) {

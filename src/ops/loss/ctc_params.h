@@ -24,6 +24,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ctc
   uint64_t beta;       // backward scratch: [N, T, S_max] accumulator-typed log beta
   uint64_t links;      // backward scratch, int32: [N, S_max] next state with the same label (-1
                        // none), then [N, C] first state of each class (-1 none)
+  uint64_t error_flag; // IndexErrorRecord for a label out of [0, C); 0: none
   int64_t lp_strides[3];    // log_probs strides over (t, n, c)
   int64_t alpha_strides[3]; // log_alpha strides over (n, t, s)
   int64_t grad_strides[3];  // grad strides over (t, n, c)
@@ -41,8 +42,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ctc
   uint32_t pad;
 };
 #ifdef __cplusplus
-static_assert(sizeof(CtcParams) == 9 * 8 + 9 * 8 + 8 * 8 + 4 * 4);
-static_assert(offsetof(CtcParams, lp_dtype) == 9 * 8 + 9 * 8 + 8 * 8);
+static_assert(sizeof(CtcParams) == 10 * 8 + 9 * 8 + 8 * 8 + 4 * 4);
+static_assert(offsetof(CtcParams, lp_dtype) == 10 * 8 + 9 * 8 + 8 * 8);
 }  // namespace vkml::ops
 #endif
 

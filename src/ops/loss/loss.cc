@@ -8,6 +8,7 @@
 #include "ops/loss/loss_params.h"
 #include "ops/nn_util.h"
 #include "vkml/errors.h"
+#include "vkml/index.h"
 #include "vkml/ops.h"
 
 namespace vkml::ops {
@@ -80,6 +81,7 @@ void run_forward(Device& dev, const std::string& kernel, LossParams& p, const Sl
   }
   if (result) writes.push_back(nn::range_of(*result));
   if (total_weight) writes.push_back(nn::range_of(*total_weight));
+  if (p.error_flag) writes.push_back({p.error_flag, kIndexErrorBytes});
   bool none = p.reduction == LOSS_REDUCE_NONE;
   if (none) {
     if (p.numel == 0) return;
@@ -98,6 +100,7 @@ void run_forward(Device& dev, const std::string& kernel, LossParams& p, const Sl
   p.partials = partials.address();
   MemRange part = {partials.address(), static_cast<uint64_t>(groups) * 2 * acc_bytes};
   std::vector<MemRange> stage1_writes = {part};
+  if (p.error_flag) stage1_writes.push_back({p.error_flag, kIndexErrorBytes});
   nn::dispatch_groups(dev, nn::variant(dev, kernel, fp64, true), kWorkgroup, groups, &p, sizeof(p),
                       reads, stage1_writes);
   p.partial_count = groups;
@@ -211,7 +214,7 @@ int nll_class_dim(const TensorDesc& input, const TensorDesc& target, const Tenso
 
 void nll_loss(Device& dev, const TensorDesc& out, const TensorDesc* total_weight,
               const TensorDesc& input, const TensorDesc& target, const TensorDesc* weight,
-              Reduction reduction, int64_t ignore_index) {
+              Reduction reduction, int64_t ignore_index, uint64_t error_flag) {
   int class_dim = nll_class_dim(input, target, weight);
   LossParams p{};
   p.kind = LOSS_NLL;
@@ -246,13 +249,15 @@ void nll_loss(Device& dev, const TensorDesc& out, const TensorDesc* total_weight
   bool fp64 = slots_need_fp64(dev, slots, weight) || out.dtype == DType::kF64;
   Slots with_weight = slots;
   if (weight) with_weight.tensor[LOSS_W] = weight;
+  p.error_flag = error_flag;
   run_forward(dev, "nll_fwd", p, with_weight, fp64, reduction == Reduction::kNone ? nullptr : &out,
               total_weight);
 }
 
 void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDesc& grad_output,
                        const TensorDesc& target, const TensorDesc* weight, Reduction reduction,
-                       int64_t ignore_index, const TensorDesc& total_weight) {
+                       int64_t ignore_index, const TensorDesc& total_weight,
+                       uint64_t error_flag) {
   int class_dim = nll_class_dim(grad_input, target, weight);
   LossParams p{};
   p.kind = LOSS_NLL;
@@ -288,7 +293,8 @@ void nll_loss_backward(Device& dev, const TensorDesc& grad_input, const TensorDe
   if (p.numel == 0 || grad_input.numel() == 0) return;
   MemRange reads[] = {nn::range_of(target), nn::range_of(grad_output),
                       weight ? nn::range_of(*weight) : MemRange{}, nn::range_of(total_weight)};
-  MemRange writes[] = {nn::range_of(grad_input)};
+  MemRange writes[] = {nn::range_of(grad_input), {error_flag, error_flag ? kIndexErrorBytes : 0}};
+  p.error_flag = error_flag;
   nn::dispatch_groups(dev, nn::variant(dev, "nll_bwd", fp64, false), kWorkgroup,
                       nn::groups_for(p.numel, kWorkgroup), &p, sizeof(p), reads, writes);
 }

@@ -43,6 +43,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Los
   uint64_t partials;      // per-workgroup (loss, weight) sums; 0: write the result directly
   uint64_t result;        // the reduced loss (0-dim)
   uint64_t total_weight;  // nll: summed weight of the counted targets (0-dim)
+  uint64_t error_flag;    // nll: IndexErrorRecord for a target out of range; 0: none
   int64_t ignore_index;
   int64_t classes;
   int64_t class_stride;   // nll: input's (grad_input's) stride along the class dim
@@ -63,7 +64,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Los
 #ifdef __cplusplus
 static_assert(sizeof(LossParams) == 8 + 8 * VKML_LOSS_MAX_DIMS +
                                         8 * VKML_LOSS_SLOTS * VKML_LOSS_MAX_DIMS +
-                                        8 * VKML_LOSS_SLOTS + 3 * 8 + 7 * 8 + 4 +
+                                        8 * VKML_LOSS_SLOTS + 4 * 8 + 7 * 8 + 4 +
                                         4 * VKML_LOSS_SLOTS + 7 * 4);
 static_assert(offsetof(LossParams, param) == offsetof(LossParams, reduce_count) + 16);
 }  // namespace vkml::ops

@@ -5,6 +5,7 @@
 #include "ops/loss/margin_params.h"
 #include "ops/nn_util.h"
 #include "vkml/errors.h"
+#include "vkml/index.h"
 #include "vkml/loss.h"
 
 namespace vkml::ops {
@@ -22,6 +23,7 @@ MarginParams build(const Device& dev, const MarginArgs& a, bool& fp64) {
                           t.describe() + " do not match");
   }
   MarginParams p{};
+  p.error_flag = a.error_flag;
   p.x = x.address;
   p.target = t.address;
   p.frames = x.sizes[0];
@@ -66,6 +68,10 @@ std::vector<MemRange> operand_ranges(const MarginArgs& a) {
   return r;
 }
 
+MemRange error_range(const MarginArgs& a) {
+  return {a.error_flag, a.error_flag ? kIndexErrorBytes : 0};
+}
+
 }  // namespace
 
 void margin_loss(Device& dev, const MarginArgs& args, const TensorDesc& out) {
@@ -81,7 +87,7 @@ void margin_loss(Device& dev, const MarginArgs& args, const TensorDesc& out) {
   p.dtype_out = nn::float_code(out, "margin loss output");
   if (none && p.frames == 0) return;
   std::vector<MemRange> reads = operand_ranges(args);
-  std::vector<MemRange> writes = {nn::range_of(out)};
+  std::vector<MemRange> writes = {nn::range_of(out), error_range(args)};
   if (args.multilabel) writes.push_back(nn::range_of(*args.is_target));
   int64_t groups = none ? nn::groups_for(p.frames, kWorkgroup) : 1;
   nn::dispatch_groups(dev, nn::variant(dev, "margin_fwd", fp64, true), kWorkgroup, groups, &p,
@@ -110,7 +116,7 @@ void margin_loss_backward(Device& dev, const MarginArgs& args, const TensorDesc&
   std::vector<MemRange> reads = operand_ranges(args);
   reads.push_back(nn::range_of(grad_output));
   if (args.multilabel) reads.push_back(nn::range_of(*args.is_target));
-  MemRange writes[] = {nn::range_of(grad)};
+  MemRange writes[] = {nn::range_of(grad), error_range(args)};
   nn::dispatch_groups(dev, nn::variant(dev, "margin_bwd", fp64, false), kWorkgroup,
                       nn::groups_for(p.frames * p.classes, kWorkgroup), &p, sizeof(p), reads,
                       writes);

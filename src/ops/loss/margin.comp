@@ -6,8 +6,8 @@
 //   targets being the labels before the first negative one (repeats count again).
 // MARGIN_FORWARD: one invocation per frame (per-frame output) or one workgroup summing all frames
 // (mean divides by the frame count); multilabel also writes is_target. Otherwise backward, one
-// invocation per grad_input element. A target class out of range gives NaN (a device cannot
-// raise; the CPU raises).
+// invocation per grad_input element. A target class out of range (multilabel: any label outside
+// [-1, C), as the CPU checks) gives NaN and is recorded in error_flag for the host to raise.
 #include "vkml_common.glsl"
 #include "margin_params.h"
 
@@ -15,6 +15,7 @@ layout(local_size_x_id = 0) in;
 layout(push_constant) uniform Push { MarginParams p; } pc;
 
 #include "nn_common.glsl"
+#include "loss_report.glsl"
 
 ACC margin_value(MarginParams p) {
 #ifdef VKML_USE_FP64
@@ -56,7 +57,10 @@ ACC frame_loss(MarginParams p, int64_t f) {
   ACC sum = ACC(0);
   if (p.kind == MARGIN_MULTI) {
     int64_t y = label_at(p, f, 0);
-    if (y < 0 || y >= C) return ACC(NN_NAN);
+    if (y < 0 || y >= C) {
+      loss_report_bad_target(p.error_flag, 0u, y);
+      return ACC(NN_NAN);
+    }
     ACC xy = x_at(p, f, y), m = margin_value(p);
     ACC w = p.weight != 0ul ? nn_load(p.weight, y * p.weight_stride, p.dtype_weight) : ACC(1);
     for (int64_t d = 0; d < C; ++d) {
@@ -69,6 +73,10 @@ ACC frame_loss(MarginParams p, int64_t f) {
   int64_t n = label_count(p, f);
   for (int64_t c = 0; c < C; ++c) {
     nn_store(p.is_target, is_target_off(p, f, c), p.dtype_is_target, ACC(0));
+    if (p.error_flag != 0ul) {
+      int64_t l = label_at(p, f, c);
+      if (l < -1 || l >= C) loss_report_bad_target(p.error_flag, 0u, l);
+    }
   }
   if (!labels_in_range(p, f, n)) return ACC(NN_NAN);
   for (int64_t j = 0; j < n; ++j) {
@@ -112,6 +120,7 @@ void main() {
     if (p.kind == MARGIN_MULTI) {
       int64_t y = label_at(p, f, 0);
       if (y < 0 || y >= C) {
+        if (c == 0) loss_report_bad_target(p.error_flag, 0u, y);
         v = ACC(NN_NAN);
       } else {
         ACC xy = x_at(p, f, y), m = margin_value(p);
@@ -128,6 +137,10 @@ void main() {
       }
     } else {
       int64_t n = label_count(p, f);
+      if (p.error_flag != 0ul) {  // each element checks the label in its own column
+        int64_t l = label_at(p, f, c);
+        if (l < -1 || l >= C) loss_report_bad_target(p.error_flag, 0u, l);
+      }
       if (!labels_in_range(p, f, n)) {
         v = ACC(NN_NAN);
       } else if (is_target(p, f, c)) {

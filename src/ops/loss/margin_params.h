@@ -22,6 +22,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Mar
   uint64_t grad_out;   // backward
   uint64_t grad;       // backward: grad_input, the input's shape
   uint64_t is_target;  // multilabel: [frames, classes] 0/1, written by the forward
+  uint64_t error_flag; // IndexErrorRecord for a class out of range; 0: none
   int64_t frames;
   int64_t classes;
   int64_t in_strides[2];         // (frame, class)
@@ -41,7 +42,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Mar
   uint32_t pad;
 };
 #ifdef __cplusplus
-static_assert(sizeof(MarginParams) == 7 * 8 + 2 * 8 + 4 * 2 * 8 + 3 * 8 + 8 + 4 + 3 * 4 + 8 * 4);
+static_assert(sizeof(MarginParams) == 8 * 8 + 2 * 8 + 4 * 2 * 8 + 3 * 8 + 8 + 4 + 3 * 4 + 8 * 4);
 static_assert(offsetof(MarginParams, margin_f) == offsetof(MarginParams, margin_bits) + 8);
 }  // namespace vkml::ops
 #endif

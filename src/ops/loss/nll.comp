@@ -1,9 +1,9 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// nll_loss. NLL_FORWARD: per sample, loss = -w[t] * x[t] (0 for ignore_index, NaN for a target
-// out of range: a GPU cannot raise), written per sample or summed with the weights.
-// Otherwise backward into a zeroed grad_input: grad_input[s, t[s]] = -w[t[s]] * grad
-// (/ total_weight for mean).
+// nll_loss. NLL_FORWARD: per sample, loss = -w[t] * x[t] (0 for ignore_index), written per sample
+// or summed with the weights. Otherwise backward into a zeroed grad_input:
+// grad_input[s, t[s]] = -w[t[s]] * grad (/ total_weight for mean). A target out of range that is
+// not ignore_index is recorded in error_flag (the host raises) and gives NaN (forward) or no write.
 #include "vkml_common.glsl"
 #include "loss_params.h"
 
@@ -12,6 +12,7 @@ layout(push_constant) uniform Push { LossParams p; } pc;
 
 #include "nn_common.glsl"
 #include "loss_common.glsl"
+#include "loss_report.glsl"
 
 ACC class_weight(LossParams p, int64_t t) {
   return loss_has(p, LOSS_W) ? nn_load(p.ptr[LOSS_W], t * p.weight_stride, p.dtype[LOSS_W])
@@ -30,6 +31,7 @@ void main() {
     ACC loss = ACC(0), w = ACC(0);
     if (t != p.ignore_index) {
       if (t < 0 || t >= p.classes) {
+        loss_report_bad_target(p.error_flag, 0u, t);
         loss = ACC(NN_NAN);
         w = ACC(NN_NAN);
       } else {
@@ -65,7 +67,11 @@ void main() {
     loss_offsets(p, e, o);
     int64_t t = nn_load_index(p.ptr[LOSS_Y], o[LOSS_Y], p.dtype[LOSS_Y]);
     // ignore_index and targets out of range keep their zeros (no class matches them).
-    if (t == p.ignore_index || t < 0 || t >= p.classes) continue;
+    if (t == p.ignore_index) continue;
+    if (t < 0 || t >= p.classes) {
+      loss_report_bad_target(p.error_flag, 0u, t);
+      continue;
+    }
     ACC g = none ? loss_ld(p, LOSS_GO, o[LOSS_GO]) : scale;
     nn_store(p.ptr[LOSS_OUT], o[LOSS_OUT] + t * p.class_stride, p.dtype[LOSS_OUT],
              -class_weight(p, t) * g);

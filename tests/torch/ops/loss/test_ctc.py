@@ -11,7 +11,7 @@ import torch_vkml
 
 # float64 CTC is native only on CPU devices: on NVIDIA GPUs its nll is wrong, so GPUs refuse it
 # with NotImplementedError (see src/ops/loss/ctc.cc). Elsewhere float32 stands in.
-F64_CTC = torch_vkml.get_device_properties(0).type == "CPU"
+F64_CTC = torch_vkml.get_device_properties(0).type == "CPU" and torch_vkml.has_float64_support()
 PRECISE = torch.float64 if F64_CTC else torch.float32
 
 REDUCTIONS = ["none", "mean", "sum"]
@@ -165,11 +165,33 @@ def test_ctc_errors_match_cpu(gen):
         torch.ops.aten._ctc_loss(lp.to("vkml")[0], tg.to("vkml"), [5, 5], [2, 2], 0, False)
 
 
+@pytest.mark.parametrize("targets", [[[1, 2, 9], [1, 1, 2]], [[1, 2, 3], [1, -2, 2]]])
+def test_ctc_target_out_of_range_raises_index_error(targets, gen):
+    # The CPU kernel reads past the class dim for such a label; vkml raises instead, forward and
+    # backward. Labels past an item's target length are not read, so they are never bad.
+    lp = log_probs(12, 2, 6, torch.float32, gen).to("vkml")
+    tg = torch.tensor(targets).to("vkml")
+    bad = [v for row in targets for v in row if not 0 <= v < 6][0]
+    with pytest.raises(IndexError, match=f"ctc_loss: target {bad} is out of bounds for 6 classes"):
+        F.ctc_loss(lp, tg, torch.tensor([12, 12]), torch.tensor([3, 3]))
+    nll, alpha = torch.ops.aten._ctc_loss(lp, torch.zeros_like(tg) + 1, [12, 12], [3, 3], 0, False)
+    with pytest.raises(IndexError, match=f"ctc_loss: target {bad} is out of bounds"):
+        torch.ops.aten._ctc_loss_backward(torch.ones(2).to("vkml"), lp, tg, [12, 12], [3, 3], nll,
+                                          alpha, 0, False)
+    # Target lengths 2 and 1 leave the bad label past each item's length.
+    got = F.ctc_loss(lp, tg, torch.tensor([12, 12]), torch.tensor([2, 1]), reduction="sum")
+    want = F.ctc_loss(lp.cpu(), tg.cpu(), torch.tensor([12, 12]), torch.tensor([2, 1]),
+                      reduction="sum")
+    torch.testing.assert_close(got.cpu(), want)
+
+
 def test_ctc_float64_native_on_cpu_devices_clear_error_on_gpus(gen):
     lp = log_probs(5, 2, 4, torch.float64, gen)
     tg = torch.tensor([[1, 2], [3, 1]])
     if F64_CTC:
         check(lp, tg, torch.tensor([5, 4]), torch.tensor([2, 1]), 0, "sum", False, gen)
         return
-    with pytest.raises(NotImplementedError, match="float64 ctc_loss is disabled on GPUs"):
+    # Without float64 arithmetic (VKML_CAPS_MASK=no-fp64) no float64 tensor reaches the kernel.
+    match = "float64 ctc_loss is disabled on GPUs" if torch_vkml.has_float64_support() else "f64"
+    with pytest.raises(NotImplementedError, match=match):
         torch.ops.aten._ctc_loss(lp.to("vkml"), tg.to("vkml"), [5, 4], [2, 1], 0, False)

@@ -6,6 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, fell_back, only_native, randn
+import torch_vkml
+
+# float64 only where the device computes in it (GPUs without fp64, VKML_CAPS_MASK=no-fp64).
+FLOAT_DTYPES = [d for d in FLOAT_DTYPES if d != torch.float64 or torch_vkml.has_float64_support()]
 
 REDUCTIONS = ["none", "mean", "sum"]
 
@@ -134,12 +138,46 @@ def test_nll_ops_direct_out_and_total_weight(gen):
     assert torch.isnan(empty[0].cpu()) and empty[1].item() == 0.0
 
 
-def test_nll_out_of_range_target_is_nan_not_silent(gen):
-    x = randn((3, 4), torch.float32, gen)
-    with pytest.raises(IndexError):
-        F.nll_loss(x, torch.tensor([0, 4, 1]))  # CPU raises; a GPU kernel cannot
-    got = F.nll_loss(x.to("vkml"), torch.tensor([0, 4, 1]).to("vkml"))
-    assert torch.isnan(got.cpu())
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_nll_out_of_range_target_raises_like_cpu(reduction, gen):
+    x = randn((300, 4), torch.float32, gen).log_softmax(1)  # several workgroups
+    for bad in (4, -2):
+        tg = torch.randint(0, 4, (300,), generator=gen)
+        tg[123] = bad
+        tg[7] = -100  # ignore_index is never out of bounds
+        with pytest.raises(IndexError, match=f"^Target {bad} is out of bounds.$"):
+            F.nll_loss(x, tg, reduction=reduction)
+        with pytest.raises(IndexError, match=f"^Target {bad} is out of bounds.$"):
+            F.nll_loss(x.to("vkml"), tg.to("vkml"), reduction=reduction)
+    # The backward op checks its targets as well.
+    tw = torch.tensor(4.0)
+    tg = torch.tensor([0, 9, 1] + [2] * 297)
+    for dev in ("cpu", "vkml"):
+        with pytest.raises(IndexError, match="^Target 9 is out of bounds.$"):
+            torch.ops.aten.nll_loss_backward(
+                tw.to(dev), x.to(dev), tg.to(dev), None, 2, -100, tw.to(dev)
+            )
+
+
+def test_nll_out_of_range_ignore_index_is_not_a_bad_target(gen):
+    x = randn((5, 4), torch.float32, gen).log_softmax(1).requires_grad_()
+    tg = torch.tensor([0, 7, 3, 7, 1])
+    want = F.nll_loss(x, tg, ignore_index=7)
+    want.backward()
+    xv = x.detach().to("vkml").requires_grad_()
+    got = F.nll_loss(xv, tg.to("vkml"), ignore_index=7)
+    got.backward()
+    torch.testing.assert_close(got.cpu(), want)
+    torch.testing.assert_close(xv.grad.cpu(), x.grad)
+
+
+def test_nll_unchecked_bad_target_is_nan(vkml_config, gen):
+    # VKML_CHECK_INDICES=0 skips the host read: the bad sample's loss is NaN, not a silent number.
+    vkml_config.set("VKML_CHECK_INDICES", "0")
+    x = randn((3, 4), torch.float32, gen).to("vkml")
+    assert torch.isnan(F.nll_loss(x, torch.tensor([0, 4, 1]).to("vkml")).cpu())
+    got = F.nll_loss(x, torch.tensor([0, -3, 1]).to("vkml"), reduction="none").cpu()
+    assert torch.isnan(got[1]) and not torch.isnan(got[0]) and not torch.isnan(got[2])
 
 
 POINTWISE = [
@@ -192,6 +230,8 @@ def test_pointwise_losses(name, fn, opts, dtype, reduction, gen, fallback):
 
 
 def test_broadcast_mixed_dtypes_and_out(gen, fallback):
+    if not torch_vkml.has_float64_support():
+        pytest.skip("mixes in float64 tensors, which this device does not compute in")
     x = randn((4, 1, 5), torch.float32, gen)
     y = randn((3, 5), torch.float64, gen)
     with only_native():

@@ -6,6 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, only_native, randn
+import torch_vkml
+
+# float64 only where the device computes in it (GPUs without fp64, VKML_CAPS_MASK=no-fp64).
+FLOAT_DTYPES = [d for d in FLOAT_DTYPES if d != torch.float64 or torch_vkml.has_float64_support()]
 
 REDUCTIONS = ["none", "mean", "sum"]
 
@@ -108,8 +112,32 @@ def test_margin_loss_errors_match_cpu():
             fn(x.to("vkml"), "vkml")
 
 
-def test_margin_loss_target_out_of_range_is_nan(gen):
-    # The CPU raises; a device cannot, so the frame's loss is NaN rather than a silent number.
+MARGIN_BAD_TARGETS = [
+    ("multi_margin out of range", lambda x, d: F.multi_margin_loss(x, torch.tensor([0, 7, 1], device=d))),
+    ("multi_margin negative", lambda x, d: F.multi_margin_loss(x, torch.tensor([0, 1, -1], device=d), reduction="none")),
+    ("multi_margin one frame", lambda x, d: F.multi_margin_loss(x[0], torch.tensor(4, device=d))),
+    ("multilabel out of range", lambda x, d: F.multilabel_margin_loss(x, torch.tensor([[0, 9, -1, 0]] * 3, device=d))),
+    ("multilabel below -1", lambda x, d: F.multilabel_margin_loss(x, torch.tensor([[0, -2, 1, 0]] * 3, device=d))),
+    ("multilabel past the end", lambda x, d: F.multilabel_margin_loss(x, torch.tensor([[0, -1, 5, 0]] * 3, device=d), reduction="none")),
+    ("multi_margin backward", lambda x, d: torch.ops.aten.multi_margin_loss_backward(torch.tensor(1.0, device=d), x, torch.tensor([0, 4, 1], device=d), 1, 1.0, None, 1)),
+    ("multilabel backward", lambda x, d: torch.ops.aten.multilabel_margin_loss_backward(torch.tensor(1.0, device=d), x, torch.tensor([[0, 4, -1, 0]] * 3, device=d), 1, torch.zeros(3, 4, device=d))),
+]
+
+
+@pytest.mark.parametrize("name,fn", MARGIN_BAD_TARGETS, ids=[c[0] for c in MARGIN_BAD_TARGETS])
+def test_margin_loss_target_out_of_range_raises_like_cpu(name, fn, gen):
+    x = torch.randn(3, 4, generator=gen)
+    with pytest.raises(RuntimeError) as cpu:
+        fn(x, "cpu")
+    with pytest.raises(RuntimeError) as got:
+        fn(x.to("vkml"), "vkml")
+    assert type(got.value) is type(cpu.value)
+    assert str(got.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+
+
+def test_margin_loss_unchecked_bad_target_is_nan(vkml_config):
+    # VKML_CHECK_INDICES=0 skips the host read: the frame's loss is NaN rather than a silent number.
+    vkml_config.set("VKML_CHECK_INDICES", "0")
     x = torch.randn(3, 4, device="vkml")
     got = F.multi_margin_loss(x, torch.tensor([0, 7, 1], device="vkml"), reduction="none").cpu()
     assert torch.isnan(got[1]) and not torch.isnan(got[0]) and not torch.isnan(got[2])

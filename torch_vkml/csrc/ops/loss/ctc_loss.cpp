@@ -1,11 +1,13 @@
 // CTC loss on vkml: _ctc_loss and _ctc_loss_backward (both length overloads). torch.ctc_loss /
 // F.ctc_loss decompose into these plus native elementwise ops and reductions. Lengths are host
-// values (as on the CPU and CUDA), checked here and uploaded as one small table per call.
+// values (as on the CPU and CUDA), checked here and uploaded as one small table per call. Labels
+// are checked on the device (BadIndexCheck).
 #include <vector>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "common/index_util.h"
 #include "common/nn_bridge.h"
 #include "vkml/loss.h"
 
@@ -76,8 +78,16 @@ CtcLayout ctc_layout(const at::Tensor& log_probs, const at::Tensor& targets,
 
 vkml::ops::CtcArgs ctc_args(const CtcLayout& l, const vkml::TensorDesc& lp,
                             const vkml::TensorDesc& targets, const vkml::TensorDesc& lengths,
-                            int64_t blank) {
-  return {&lp, &targets, &lengths, l.target_stride, l.max_target_length, blank};
+                            int64_t blank, const BadIndexCheck& check) {
+  return {&lp, &targets, &lengths, l.target_stride, l.max_target_length, blank, check.address()};
+}
+
+// A label out of [0, C) raises IndexError. (The CPU kernel reads past the class dim instead.)
+void raise_bad_target(BadIndexCheck& check, int64_t classes) {
+  check.raise_if_bad(BadIndexError::kIndex, [&](int64_t v, uint32_t) {
+    return "ctc_loss: target " + std::to_string(v) + " is out of bounds for " +
+           std::to_string(classes) + " classes";
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor> ctc_loss(const at::Tensor& log_probs, const at::Tensor& targets,
@@ -90,7 +100,10 @@ std::tuple<at::Tensor, at::Tensor> ctc_loss(const at::Tensor& log_probs, const a
   at::Tensor nll = at::empty({log_probs.size(1)}, log_probs.options());
   nn::run_on(log_probs, [&](vkml::Device& dev) {
     vkml::TensorDesc lp = to_desc(log_probs), tg = to_desc(targets), len = to_desc(l.lengths);
-    vkml::ops::ctc_loss(dev, ctc_args(l, lp, tg, len, blank), to_desc(nll), to_desc(log_alpha));
+    BadIndexCheck check(log_probs, l.max_target_length > 0);
+    vkml::ops::ctc_loss(dev, ctc_args(l, lp, tg, len, blank, check), to_desc(nll),
+                        to_desc(log_alpha));
+    raise_bad_target(check, log_probs.size(2));
   });
   return {nll, log_alpha};
 }
@@ -132,9 +145,11 @@ at::Tensor ctc_loss_backward(const at::Tensor& grad_out, const at::Tensor& log_p
   at::Tensor grad = at::empty(log_probs.sizes(), log_probs.options());
   nn::run_on(log_probs, [&](vkml::Device& dev) {
     vkml::TensorDesc lp = to_desc(log_probs), tg = to_desc(targets), len = to_desc(l.lengths);
-    vkml::ops::ctc_loss_backward(dev, ctc_args(l, lp, tg, len, blank), to_desc(grad),
+    BadIndexCheck check(log_probs, l.max_target_length > 0);
+    vkml::ops::ctc_loss_backward(dev, ctc_args(l, lp, tg, len, blank, check), to_desc(grad),
                                  to_desc(grad_out), to_desc(nll), to_desc(log_alpha),
                                  zero_infinity);
+    raise_bad_target(check, log_probs.size(2));
   });
   return grad;
 }

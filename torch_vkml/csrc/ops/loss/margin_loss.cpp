@@ -1,9 +1,10 @@
 // multi_margin_loss and multilabel_margin_loss on vkml (forward, backward and their out= forms),
-// with PyTorch's shape checks. A class index out of range gives NaN instead of the CPU's error:
-// checking it would need the targets on the host.
+// with PyTorch's shape checks. A class index out of range raises the CPU's error: the kernels
+// record it on the device (BadIndexCheck: one host read per call, none with VKML_CHECK_INDICES=0).
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "common/index_util.h"
 #include "common/nn_bridge.h"
 #include "vkml/loss.h"
 
@@ -38,6 +39,11 @@ Frames frames_of(const at::Tensor& self) {
 void check_long(const at::Tensor& target) {
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
               target.scalar_type());
+}
+
+// Raises the CPU's RuntimeError with `message` when the kernel recorded a bad target.
+void raise_bad_target(BadIndexCheck& check, const char* message) {
+  check.raise_if_bad(BadIndexError::kRuntime, [&](int64_t, uint32_t) { return message; });
 }
 
 // ---- multi_margin_loss ----------------------------------------------------------------------
@@ -90,9 +96,12 @@ at::Tensor& multi_margin_out(const at::Tensor& self, const at::Tensor& target, c
     vkml::TensorDesc x = to_desc(m.f.input), t = to_desc(m.target), w;
     if (m.weight.defined()) w = to_desc(m.weight);
     at::Tensor o = reduction == 0 ? out.view({m.f.frames}) : out;
-    vkml::ops::margin_loss(dev, multi_args(m, x, t, m.weight.defined() ? &w : nullptr,
-                                           margin.toDouble(), reduction),
-                           to_desc(o));
+    BadIndexCheck check(self, true);
+    auto args = multi_args(m, x, t, m.weight.defined() ? &w : nullptr, margin.toDouble(),
+                           reduction);
+    args.error_flag = check.address();
+    vkml::ops::margin_loss(dev, args, to_desc(o));
+    raise_bad_target(check, "target out of range");
   });
   return out;
 }
@@ -122,8 +131,11 @@ at::Tensor& multi_margin_backward_out(const at::Tensor& grad_output, const at::T
     at::Tensor go = per_frame ? grad_output.view({m.f.frames}) : grad_output;
     auto args = multi_args(m, x, t, m.weight.defined() ? &w : nullptr, margin.toDouble(),
                            per_frame ? 0 : reduction);
+    BadIndexCheck check(self, true);
+    args.error_flag = check.address();
     vkml::ops::margin_loss_backward(dev, args, to_desc(grad_input.view({m.f.frames, m.f.classes})),
                                     to_desc(go));
+    raise_bad_target(check, "target out of range");
   });
   return grad_input;
 }
@@ -176,8 +188,11 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_forward_out(const at::Tensor& se
     vkml::TensorDesc x = to_desc(m.f.input), t = to_desc(m.target);
     vkml::TensorDesc it = to_desc(is_target.view({m.f.frames, m.f.classes}));
     at::Tensor o = reduction == 0 ? out.view({m.f.frames}) : out;
-    vkml::ops::MarginArgs args{&x, &t, nullptr, &it, true, 1, 1.0, to_reduction(reduction)};
+    BadIndexCheck check(self, true);
+    vkml::ops::MarginArgs args{&x, &t, nullptr, &it, true, 1, 1.0, to_reduction(reduction),
+                               check.address()};
     vkml::ops::margin_loss(dev, args, to_desc(o));
+    raise_bad_target(check, "argument #2 'target' is out of range");
   });
   return {out, is_target};
 }
@@ -209,10 +224,12 @@ at::Tensor& multilabel_backward_out(const at::Tensor& grad_output, const at::Ten
     vkml::TensorDesc x = to_desc(m.f.input), t = to_desc(m.target);
     vkml::TensorDesc it = to_desc(is_target.view({m.f.frames, m.f.classes}));
     at::Tensor go = per_frame ? grad_output.view({m.f.frames}) : grad_output;
+    BadIndexCheck check(self, true);
     vkml::ops::MarginArgs args{&x, &t, nullptr, &it, true, 1, 1.0,
-                               to_reduction(per_frame ? 0 : reduction)};
+                               to_reduction(per_frame ? 0 : reduction), check.address()};
     vkml::ops::margin_loss_backward(dev, args, to_desc(grad_input.view({m.f.frames, m.f.classes})),
                                     to_desc(go));
+    raise_bad_target(check, "argument #3 'target' is out of range");
   });
   return grad_input;
 }

@@ -9,6 +9,7 @@
 
 #include <limits>
 
+#include "common/index_util.h"
 #include "common/nn_bridge.h"
 #include "vkml/loss.h"
 
@@ -26,6 +27,14 @@ const vkml::TensorDesc* opt(const at::Tensor& t, vkml::TensorDesc& storage) {
 }
 
 // ---- nll_loss -------------------------------------------------------------------------------
+
+// A target out of [0, C) that is not ignore_index raises the CPU's IndexError; the kernels record
+// it on the device (BadIndexCheck: one host read per call, none with VKML_CHECK_INDICES=0).
+void raise_bad_target(BadIndexCheck& check) {
+  check.raise_if_bad(BadIndexError::kIndex, [](int64_t v, uint32_t) {
+    return "Target " + std::to_string(v) + " is out of bounds.";
+  });
+}
 
 void check_nll_target(const at::Tensor& target) {
   TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
@@ -89,9 +98,11 @@ void nll_forward_into(const at::Tensor& self, const at::Tensor& target, const at
       }
       return;
     }
+    BadIndexCheck check(self, true);
     vkml::TensorDesc w, tw = to_desc(total_weight);
     vkml::ops::nll_loss(dev, to_desc(output), &tw, to_desc(self), to_desc(target), opt(weight, w),
-                        to_reduction(reduction), ignore_index);
+                        to_reduction(reduction), ignore_index, check.address());
+    raise_bad_target(check);
   });
 }
 
@@ -163,10 +174,12 @@ at::Tensor& nll_backward_into(const at::Tensor& grad_output, const at::Tensor& s
   nn::prepare_out(grad_input, self.sizes(), self.scalar_type(), self);
   if (self.numel() == 0) return grad_input;
   nn::run_on(self, [&](vkml::Device& dev) {
+    BadIndexCheck check(self, target.numel() > 0);
     vkml::TensorDesc w;
     vkml::ops::nll_loss_backward(dev, to_desc(grad_input), to_desc(grad_output), to_desc(target),
                                  opt(weight, w), to_reduction(reduction), ignore_index,
-                                 to_desc(total_weight));
+                                 to_desc(total_weight), check.address());
+    raise_bad_target(check);
   });
   return grad_input;
 }
