@@ -38,6 +38,17 @@ inline std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
   return v;
 }
 
+// Sets a stream's per-submission time budget for a scope (Stream::set_submit_budget_ms).
+struct SubmitBudgetScope {
+  Stream& stream;
+  double saved;
+  SubmitBudgetScope(Stream& s, double ms) : stream(s), saved(s.submit_budget_ms()) {
+    s.set_submit_budget_ms(ms);
+  }
+  ~SubmitBudgetScope() { stream.set_submit_budget_ms(saved); }
+  SubmitBudgetScope(const SubmitBudgetScope&) = delete;
+};
+
 // Owns one device allocation for the duration of a test.
 struct DeviceBuffer {
   Device& dev;

@@ -93,6 +93,15 @@ class Device {
   // 2-8 on GPUs and none on a CPU device; 0: each is built on the thread that first asks).
   void set_pipeline_build_threads(unsigned n);
 
+  // True once the driver reported VK_ERROR_DEVICE_LOST (the GPU was reset): every later call
+  // that would use the device raises DeviceLostError at once.
+  bool lost() const;
+  // Test hooks: the next host wait on this device reports VK_ERROR_DEVICE_LOST, as after a GPU
+  // reset (its work still completes first). recover_injected_loss() makes the device usable
+  // again after an injected loss; a real loss stays.
+  void inject_device_loss();
+  void recover_injected_loss();
+
   VulkanDevice& vk() { return *vk_; }
 
  private:
@@ -102,6 +111,14 @@ class Device {
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<PipelineCache> pipelines_;
+};
+
+// GPU time of the submissions a stream has seen complete (needs timestamps; see Stream).
+struct SubmissionTimes {
+  uint64_t count = 0;     // submissions timed
+  double max_ms = 0;      // the longest one's busy time
+  double total_ms = 0;
+  double ops_per_ns = 0;  // throughput learned from them (0 until learned)
 };
 
 // Records work for one device and submits it in batches on a timeline semaphore.
@@ -145,6 +162,16 @@ class Stream {
   // The cost budget per submission (0: no cost rule, only the command count).
   void set_submit_cost_limit(uint64_t cost);
   uint64_t submit_cost_limit();
+  // The time budget per submission in milliseconds (VKML_SUBMIT_BUDGET_MS; 0: none). With a
+  // budget, each submission is timed, and the device's throughput learned from the timings
+  // gives slice_cost(): the most work one dispatch should carry. GEMMs and convolutions above
+  // it run in slices, each in its own submission.
+  void set_submit_budget_ms(double ms);
+  double submit_budget_ms();
+  // Estimated scalar operations one dispatch may carry within the budget (0: no limit).
+  uint64_t slice_cost() const { return slice_cost_.load(std::memory_order_relaxed); }
+  // GPU time of the submissions completed since the last reset (all zero without a budget).
+  SubmissionTimes submission_times(bool reset = false);
   // Whether batches ramp up from one command after a host wait that left the GPU idle.
   void set_submit_ramp(bool on);
   bool submit_ramp();
@@ -174,6 +201,7 @@ class Stream {
   std::mutex mu_;
   std::atomic<uint64_t> barriers_{0}, dispatches_{0}, submits_{0}, submissions_{0},
       cost_submissions_{0}, ramp_submissions_{0}, pipeline_wait_ns_{0};
+  std::atomic<uint64_t> slice_cost_{0};
   friend struct StreamAccess;
 };
 
@@ -181,5 +209,8 @@ class Stream {
 std::vector<std::string> shader_variants();
 std::vector<std::string> skipped_shader_variants();
 bool has_shader(const std::string& name);
+// Adds a SPIR-V compute module under `name` (kernels compiled at run time); Device::pipeline then
+// finds it like an embedded variant. A name already present keeps its first module.
+void register_shader_module(const std::string& name, std::vector<uint32_t> spirv);
 
 }  // namespace vkml

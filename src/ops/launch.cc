@@ -1,5 +1,6 @@
 #include "ops/launch.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "vkml/errors.h"
@@ -38,6 +39,12 @@ uint64_t scratch_budget(const DeviceCaps& caps, uint64_t preferred) {
   }
   if (caps.kind == DeviceKind::kCpu) budget = std::min<uint64_t>(budget, 64ull << 20);
   return budget;
+}
+
+int64_t budget_slices(Device& dev, double cost) {
+  const uint64_t limit = dev.stream().slice_cost();
+  if (limit == 0 || cost <= static_cast<double>(limit)) return 1;
+  return static_cast<int64_t>(std::ceil(cost / static_cast<double>(limit)));
 }
 
 }  // namespace vkml::ops

@@ -23,6 +23,11 @@ void fill_strided_params(StridedParams* p, const std::vector<int64_t>& sizes,
 // 64 MiB on CPU devices.
 uint64_t scratch_budget(const DeviceCaps& caps, uint64_t preferred);
 
+// Slices that work of `cost` scalar operations (a GEMM's m*n*k) is cut into so that each stays
+// within the stream's per-submission time budget (Stream::slice_cost); 1 when it fits, or when
+// there is no budget.
+int64_t budget_slices(Device& dev, double cost);
+
 // Uploads `params` and dispatches `shader` with one thread per element (grid-stride capped).
 template <typename Params>
 void launch_elementwise(Device& dev, const std::string& shader, const Params& params,

@@ -15,6 +15,7 @@
 #include "vkml/runtime.h"
 
 #include "kernel_profiler.h"
+#include "submit_clock.h"
 #include "vkml/profiling.h"
 #include "vulkan_device.h"
 
@@ -65,7 +66,20 @@ struct Stream::Impl {
   std::atomic<uint64_t>* submissions = nullptr;       // Stream's counters
   std::atomic<uint64_t>* cost_submissions = nullptr;
   std::atomic<uint64_t>* ramp_submissions = nullptr;
-  std::deque<std::pair<VkCommandBuffer, uint64_t>> in_flight;
+  struct InFlight {
+    VkCommandBuffer cb;
+    uint64_t value;
+    int clock_slot;  // SubmitClock slot timing it (-1: untimed)
+    uint64_t cost, declared;
+  };
+  std::deque<InFlight> in_flight;
+  // The per-submission time budget: timings of submissions, and the part of the current
+  // batch's cost that ops declared themselves.
+  SubmitClock clock;
+  double budget_ms = 0;
+  int clock_slot = -1;
+  uint64_t declared_in_current = 0;
+  std::atomic<uint64_t>* slice_cost = nullptr;  // Stream's
   std::vector<VkCommandBuffer> free_cbs;
   HazardTracker hazards;
   std::vector<HostBuffer> staging;
@@ -102,12 +116,20 @@ struct Stream::Impl {
 
   uint64_t poll() {
     uint64_t v = 0;
-    VKML_VK_CHECK(vk::vkGetSemaphoreCounterValue(vk.device, timeline, &v));
+    vk.check(vk::vkGetSemaphoreCounterValue(vk.device, timeline, &v),
+             "vkGetSemaphoreCounterValue");
     completed = std::max(completed, v);
-    while (!in_flight.empty() && in_flight.front().second <= completed) {
-      free_cbs.push_back(in_flight.front().first);
+    bool timed = false;
+    while (!in_flight.empty() && in_flight.front().value <= completed) {
+      const InFlight& f = in_flight.front();
+      if (f.clock_slot >= 0) {
+        clock.collect(vk.device, f.clock_slot, f.cost, f.declared);
+        timed = true;
+      }
+      free_cbs.push_back(f.cb);
       in_flight.pop_front();
     }
+    if (timed) update_slice_cost();
     return completed;
   }
 
@@ -200,6 +222,7 @@ struct Stream::Impl {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VKML_VK_CHECK(vk::vkBeginCommandBuffer(current, &bi));
     if (profiler.enabled()) profiler.begin_buffer(current);
+    clock_slot = clock.begin(current);
     return current;
   }
 
@@ -243,7 +266,10 @@ struct Stream::Impl {
   uint64_t submit(bool force_signal) {
     if (!held.empty()) record_held();
     if (!current && !force_signal) return submitted;
-    if (current) VKML_VK_CHECK(vk::vkEndCommandBuffer(current));
+    if (current) {
+      clock.end(current, clock_slot);
+      VKML_VK_CHECK(vk::vkEndCommandBuffer(current));
+    }
     uint64_t value = submitted + 1;
     VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     ts.signalSemaphoreValueCount = 1;
@@ -256,9 +282,13 @@ struct Stream::Impl {
     si.pSignalSemaphores = &timeline;
     {
       std::lock_guard<std::mutex> lock(vk.queue_mutex);
-      VKML_VK_CHECK(vk::vkQueueSubmit(vk.queue, 1, &si, VK_NULL_HANDLE));
+      vk.check(vk::vkQueueSubmit(vk.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
     }
-    if (current) in_flight.emplace_back(current, value);
+    if (current) {
+      in_flight.push_back({current, value, clock_slot, cost_in_current, declared_in_current});
+    }
+    clock_slot = -1;
+    declared_in_current = 0;
     current = VK_NULL_HANDLE;
     commands_in_current = 0;
     cost_in_current = 0;
@@ -279,6 +309,12 @@ struct Stream::Impl {
   }
 
   void wait_for(uint64_t value) {
+    wait_on_device(value);
+    // Test hook (Device::inject_device_loss): the work is done; report the loss a reset would.
+    if (vk.inject_loss.exchange(false)) vk.lose("vkWaitSemaphores", true);
+  }
+
+  void wait_on_device(uint64_t value) {
     if (value > submitted) submit(true);
     if (completed >= value) return;
     if (spin_us > 0) {  // poll first: a blocking wait may wake up late (VKML_SYNC_SPIN_US)
@@ -294,9 +330,27 @@ struct Stream::Impl {
     for (;;) {  // one-second slices, so a lost device surfaces as an error instead of a hang
       VkResult r = vk::vkWaitSemaphores(vk.device, &wi, 1000000000ull);
       if (r == VK_SUCCESS) break;
-      if (r != VK_TIMEOUT) VKML_VK_CHECK(r);
+      if (r != VK_TIMEOUT) vk.check(r, "vkWaitSemaphores");
     }
     poll();
+  }
+
+  // The most work one dispatch may carry: half the budget at the throughput learned so far.
+  void update_slice_cost() {
+    const double rate = clock.enabled() ? clock.ops_per_ns() : initial_ops_per_ns(dev.caps());
+    const double ops = budget_ms > 0 ? budget_ms * 1e6 * rate * 0.5 : 0.0;
+    slice_cost->store(budget_ms > 0 ? std::max<uint64_t>(static_cast<uint64_t>(ops), 1) : 0,
+                      std::memory_order_relaxed);
+  }
+
+  void set_budget(double ms) {
+    wait_for(submit(false));  // recorded buffers may use the clock's queries
+    if (ms <= 0) clock.disable(vk.device);
+    budget_ms = std::max(ms, 0.0);
+    if (ms > 0 && dev.caps().timestamps) {
+      clock.enable(vk.device, dev.caps().timestamp_period_ns, initial_ops_per_ns(dev.caps()));
+    }
+    update_slice_cost();
   }
 
   // Submits when the batch holds batch_limit commands or its estimated cost passes cost_limit
@@ -304,10 +358,12 @@ struct Stream::Impl {
   void after_command(uint64_t cost) {
     cost_in_current += cost;
     ++commands_in_current;
+    const uint64_t budget_cost = slice_cost->load(std::memory_order_relaxed);  // 0: no budget
     if (!held.empty() && held.size() < kHoldLimit) return;
     if (commands_in_current >= batch_limit) {
       submit(false);
-    } else if (cost_limit && cost_in_current >= cost_limit) {
+    } else if ((cost_limit && cost_in_current >= cost_limit) ||
+               (budget_cost && cost_in_current >= budget_cost)) {
       submit(false);
       cost_submissions->fetch_add(1, std::memory_order_relaxed);
     } else if (ramp_limit && commands_in_current >= ramp_limit &&
@@ -393,6 +449,12 @@ Stream::Stream(Device& device) : impl_(std::make_unique<Impl>(device, device.vk(
   impl_->submissions = &submissions_;
   impl_->pipeline_wait_ns = &pipeline_wait_ns_;
   impl_->cost_submissions = &cost_submissions_;
+  impl_->slice_cost = &slice_cost_;
+  // No budget by default on CPU devices: they drive no display and have no watchdog.
+  const int64_t budget = cfg.submit_budget_ms == kConfigAuto
+                             ? (device.caps().kind == DeviceKind::kCpu ? 0 : 100)
+                             : cfg.submit_budget_ms;
+  impl_->set_budget(static_cast<double>(budget));
 }
 
 Stream::~Stream() {
@@ -404,6 +466,7 @@ Stream::~Stream() {
   for (auto& s : impl_->staging) vk.destroy_buffer(s.raw);
   for (auto& s : impl_->params_chunks) vk.destroy_buffer(s.raw);
   if (impl_->queries) vk::vkDestroyQueryPool(vk.device, impl_->queries, nullptr);
+  impl_->clock.disable(vk.device);
   vk::vkDestroySemaphore(vk.device, impl_->timeline, nullptr);
   vk::vkDestroyCommandPool(vk.device, impl_->pool, nullptr);
 }
@@ -413,6 +476,7 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
                       std::span<const MemRange> writes, uint64_t cost) {
   std::lock_guard<std::mutex> lock(mu_);
   impl_->consume_params();  // first: an empty or refused dispatch still ends its params' wait
+  impl_->vk.check_alive();
   if (gx == 0 || gy == 0 || gz == 0) return;
   const auto& maxc = impl_->dev.caps().max_workgroup_count;
   if (gx > maxc[0] || gy > maxc[1] || gz > maxc[2]) {
@@ -420,7 +484,11 @@ void Stream::dispatch(const Pipeline& p, uint32_t gx, uint32_t gy, uint32_t gz, 
                           "x" + std::to_string(gz) + " workgroups exceeds the device limit");
   }
   if (push_bytes > kPushConstantBytes) throw InvalidArgument("vkml: push constants too large");
-  if (cost == 0) cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
+  if (cost == 0) {
+    cost = uint64_t{gx} * gy * gz * std::max<uint32_t>(p.local_size_x, 1);
+  } else {
+    impl_->declared_in_current += cost;
+  }
   bool profiling = impl_->profiler.enabled();
   const bool holding = impl_->record_ready_held();
   if (!profiling && (holding || !p.ready())) {
@@ -451,6 +519,7 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
     throw InvalidArgument("vkml: copy range crosses a buffer boundary");
   }
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   MemRange r{src, bytes}, w{dst, bytes};
   Impl::Command c{Impl::Command::Kind::kCopy};
   c.src = reinterpret_cast<VkBuffer>(s.buffer);
@@ -467,6 +536,7 @@ void Stream::fill(uint64_t dst, uint64_t bytes, uint32_t pattern) {
   if ((dst | bytes) & 3) throw InvalidArgument("vkml: fill needs 4-byte alignment");
   BufferSlice d = impl_->dev.resolve(dst);
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   MemRange w{dst, bytes};
   Impl::Command c{Impl::Command::Kind::kFill};
   c.dst = reinterpret_cast<VkBuffer>(d.buffer);
@@ -482,6 +552,7 @@ void Stream::upload(const void* host, uint64_t dst, uint64_t bytes) {
   BufferSlice d = impl_->dev.resolve(dst);
   if (d.offset + bytes > d.segment_size) throw InvalidArgument("vkml: upload out of range");
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   const auto* src = static_cast<const uint8_t*>(host);
   for (uint64_t done = 0; done < bytes;) {
     uint64_t n = std::min(bytes - done, kStagingChunk);
@@ -505,6 +576,7 @@ void Stream::download(uint64_t src, void* host, uint64_t bytes) {
   BufferSlice s = impl_->dev.resolve(src);
   if (s.offset + bytes > s.segment_size) throw InvalidArgument("vkml: download out of range");
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   auto* out = static_cast<uint8_t*>(host);
   MemRange r{src, bytes};
   if (s.mapped) {
@@ -538,6 +610,7 @@ void Stream::download(uint64_t src, void* host, uint64_t bytes) {
 
 uint64_t Stream::params(const void* data, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   auto& im = *impl_;
   const uint64_t data_bytes = bytes;  // what the caller owns; the slot is rounded up to 16
   bytes = (bytes + 15) & ~15ull;
@@ -586,6 +659,24 @@ uint64_t Stream::submit_cost_limit() {
   return impl_->cost_limit;
 }
 
+void Stream::set_submit_budget_ms(double ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->set_budget(ms);
+}
+
+double Stream::submit_budget_ms() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->budget_ms;
+}
+
+SubmissionTimes Stream::submission_times(bool reset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->poll();
+  SubmissionTimes t = impl_->clock.times();
+  if (reset) impl_->clock.reset_times();
+  return t;
+}
+
 void Stream::set_submit_ramp(bool on) {
   std::lock_guard<std::mutex> lock(mu_);
   impl_->ramp = on;
@@ -599,6 +690,7 @@ bool Stream::submit_ramp() {
 
 uint64_t Stream::flush() {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   uint64_t before = impl_->submitted;
   uint64_t v = impl_->submit(false);
   if (v != before) submits_++;
@@ -607,11 +699,13 @@ uint64_t Stream::flush() {
 
 void Stream::wait(uint64_t value) {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   impl_->wait(value);
 }
 
 uint64_t Stream::completed_value() {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   return impl_->poll();
 }
 
@@ -653,6 +747,7 @@ std::map<std::string, KernelTime> kernel_times(Stream& stream, bool reset) {
 
 uint32_t Stream::write_timestamp() {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->vk.check_alive();
   if (!impl_->queries) throw NotSupported("vkml: this device has no compute timestamps");
   uint32_t id = impl_->next_query++ % kTimestampQueries;
   VkCommandBuffer cb = impl_->begin();
@@ -664,9 +759,10 @@ uint32_t Stream::write_timestamp() {
 double Stream::read_timestamp_ns(uint32_t id) {
   synchronize();
   uint64_t ticks = 0;
-  VKML_VK_CHECK(vk::vkGetQueryPoolResults(impl_->vk.device, impl_->queries, id, 1, sizeof(ticks),
-                                          &ticks, sizeof(ticks),
-                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  impl_->vk.check(vk::vkGetQueryPoolResults(impl_->vk.device, impl_->queries, id, 1, sizeof(ticks),
+                                            &ticks, sizeof(ticks),
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                  "vkGetQueryPoolResults");
   return static_cast<double>(ticks) * impl_->dev.caps().timestamp_period_ns;
 }
 

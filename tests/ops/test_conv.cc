@@ -3,6 +3,7 @@
 // strided inputs, batch chunking and every floating dtype.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "float_buffers.h"
 #include "ops/conv/conv_igemm.h"
@@ -226,6 +227,19 @@ TEST(ConvAlgoTest, ChoosesByGeometry) {
 }
 
 TEST_F(ConvTest, TwoDStrideDilationPadding) { run(k2d, DType::kF32); }
+
+// A budget far too small for one pass: forward and data gradient run per sample, the weight
+// gradient per output channel (groups 1; grouped ones go whole), each slice on its own
+// submission, with the results unchanged.
+TEST_F(ConvTest, SlicedForTheSubmitBudget) {
+  SubmitBudgetScope budget(dev().stream(), 1e-9);
+  const uint64_t before = dev().stream().submissions();
+  run({2, 3, 4, 6, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, DType::kF32, 0,
+      /*channels_last=*/true);
+  run({2, 3, 4, 6, 2, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}}, DType::kF32);
+  run({1, 2, 3, 5, 1, {9}, {3}, {1}, {1}, {1}}, DType::kF16);
+  EXPECT_GE(dev().stream().submissions() - before, 2u * (3 + 3 + 6));
+}
 
 TEST_F(ConvTest, GroupsAndDepthwise) {
   run({2, 2, 4, 6, 2, {6, 5}, {3, 3}, {1, 2}, {1, 1}, {1, 1}}, DType::kF32);
@@ -499,6 +513,55 @@ TEST_F(ConvTest, RejectsInconsistentGeometry) {
   ConvDesc ints = c;
   ints.dtype = DType::kI32;
   EXPECT_THROW(ops::validate_conv(ints, dev().caps()), NotSupported);
+}
+
+// With timestamps, a forward convolution several budgets long runs in batch slices that each stay
+// within the budget once the stream has learned the throughput from the same convolution (10 ms).
+// On CPU devices (50 ms) it still runs in slices with an exact result, and the longest
+// submission is reported.
+TEST_F(ConvTest, SubmissionsStayWithinTheBudget) {
+  if (!dev().caps().timestamps) GTEST_SKIP() << "no compute timestamps on this device";
+  const bool cpu = dev().caps().kind == DeviceKind::kCpu;
+  const double budget_ms = cpu ? 50.0 : 10.0;
+  SubmitBudgetScope budget(dev().stream(), budget_ms);
+  const int64_t ch = cpu ? 16 : 256, side = cpu ? 16 : 56;
+  const int64_t per_sample = ch * ch * 9 * side * side;
+  auto forward = [&](int64_t n) {
+    ConvDesc c = make_desc({2, n, ch, ch, 1, {side, side}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+                           DType::kF32);
+    const std::vector<int64_t> xs = {n, ch, side, side}, ws = {ch, ch, 3, 3};
+    const uint64_t x_bytes = static_cast<uint64_t>(numel(xs)) * 4, w_bytes = numel(ws) * 4;
+    DeviceBuffer x(dev(), x_bytes), w(dev(), w_bytes), y(dev(), x_bytes);
+    dev().stream().fill(x.address, x_bytes, 0x3d800000u);  // 2^-4: every sum is exact
+    dev().stream().fill(w.address, w_bytes, 0x3d800000u);
+    ops::conv_forward(dev(), c, desc(x.address, DType::kF32, xs), desc(w.address, DType::kF32, ws),
+                      nullptr, desc(y.address, DType::kF32, xs));
+    // Last sample, last channel, an interior position: ch * 9 taps of 2^-8.
+    const int64_t at = ((n - 1) * ch + ch - 1) * side * side + side + 1;
+    return download<float>(dev(), y.address + static_cast<uint64_t>(at) * 4, 1)[0];
+  };
+  const int64_t warm = std::max<int64_t>(2, (cpu ? 2e8 : 2e11) / per_sample);
+  for (int i = 0; i < 2; ++i) forward(warm);  // learn the throughput
+  // On CPU devices a loaded host may leave no submission long enough to learn from; the stream
+  // then keeps its starting estimate, which the sizing below follows as well.
+  double rate = dev().stream().submission_times().ops_per_ns;
+  if (!cpu) ASSERT_GT(rate, 0.0) << "no submission was long enough to learn the throughput from";
+  if (rate == 0) rate = 1.0;
+  const int64_t n = std::clamp<int64_t>(
+      static_cast<int64_t>(6.0 * budget_ms * 1e6 * rate / per_sample), 4, cpu ? 4096 : 256);
+  dev().stream().submission_times(/*reset=*/true);
+  EXPECT_EQ(forward(n), static_cast<float>(ch * 9) / 256.0f) << "batch " << n;
+  const SubmissionTimes t = dev().stream().submission_times();
+  EXPECT_GE(t.count, 2u) << "batch " << n;
+  // Other processes on a CPU device's cores change a slice's speed after it was sized: there
+  // the budget is reported, not asserted.
+  if (!cpu) EXPECT_LE(t.max_ms, budget_ms)
+      << "batch " << n << " submissions=" << t.count << " learned ops/ns=" << rate;
+  std::printf("[ budget ] conv %lldx%lld 3x3 @%lld batch %lld: %llu submissions, longest %.2f ms "
+              "of %.0f\n",
+              static_cast<long long>(ch), static_cast<long long>(ch), static_cast<long long>(side),
+              static_cast<long long>(n), static_cast<unsigned long long>(t.count), t.max_ms,
+              budget_ms);
 }
 
 }  // namespace vkml::testing

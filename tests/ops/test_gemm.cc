@@ -2,6 +2,7 @@
 // general strides, batch broadcast, alpha/beta, bias (the planner's own tests: test_gemm_plan.cc).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -421,6 +422,73 @@ TEST_F(GemmTest, RejectsBadDescriptors) {
   GemmDesc empty = d;
   empty.m = 0;
   EXPECT_NO_THROW(ops::gemm(dev(), empty));
+}
+
+// A budget far too small for one product: the GEMM runs one slice per output row (m >= n) or
+// column (m < n), each submitted on its own, through every operand layout, C_in and bias.
+TEST_F(GemmTest, SlicedForTheSubmitBudget) {
+  SubmitBudgetScope budget(dev().stream(), 1e-9);
+  const uint64_t before = dev().stream().submissions();
+  check({37, 11, 19, DType::kF32, DType::kF32, Layout::kStrided, Layout::kColMajor,
+         Layout::kRowMajor, 1, 2, 1.5, 0.5, Bias::kPerRow},
+        "rows");
+  check({9, 40, 23, DType::kF32, DType::kF32, Layout::kColMajor, Layout::kStrided,
+         Layout::kStrided, 2, 1, 1.0, 1.0, Bias::kPerCol, /*in_place=*/true},
+        "columns");
+  if (dev().caps().supports_dtype(DType::kF16)) {
+    check({33, 17, 64, DType::kF16, DType::kF32, Layout::kRowMajor, Layout::kRowMajor,
+           Layout::kRowMajor},
+          "fp16 rows");
+  }
+  EXPECT_GE(dev().stream().submissions() - before, 37u + 40u);
+}
+
+// With timestamps, every submission of a product several budgets long stays within the budget
+// once the stream has learned the device's throughput (100 ms; the product is sized from the
+// learned throughput, up to 16384^3). On CPU devices (50 ms) the product still runs in slices
+// with an exact result, and the longest submission is reported.
+TEST_F(GemmTest, SubmissionsStayWithinTheBudget) {
+  if (!dev().caps().timestamps) GTEST_SKIP() << "no compute timestamps on this device";
+  const bool cpu = dev().caps().kind == DeviceKind::kCpu;
+  const double budget_ms = cpu ? 50.0 : 100.0;
+  SubmitBudgetScope budget(dev().stream(), budget_ms);
+  // An n^3 product of constant matrices (2^-7 everywhere: every sum is exact); returns the
+  // worst relative error of the first and last rows' first entries.
+  auto square = [&](int64_t n) {
+    const uint64_t bytes = static_cast<uint64_t>(n * n) * 4;
+    DeviceBuffer da(dev(), bytes), db(dev(), bytes), dc(dev(), bytes);
+    dev().stream().fill(da.address, bytes, 0x3c000000u);
+    dev().stream().fill(db.address, bytes, 0x3c000000u);
+    GemmDesc d;
+    d.m = d.n = d.k = n;
+    d.a = {da.address, n, 1}, d.b = {db.address, n, 1}, d.c = {dc.address, n, 1};
+    ops::gemm(dev(), d);
+    std::vector<float> got = download<float>(dev(), dc.address, 4);
+    for (float v : download<float>(dev(), dc.address + bytes - 16, 4)) got.push_back(v);
+    const double want = static_cast<double>(n) / (128.0 * 128.0);
+    double worst = 0;
+    for (float v : got) worst = std::max(worst, std::abs(v - want) / want);
+    return worst;
+  };
+  for (int i = 0; i < 3; ++i) square(cpu ? 384 : 4096);  // learn the throughput
+  // On CPU devices a loaded host may leave no submission long enough to learn from; the stream
+  // then keeps its starting estimate, which the sizing below follows as well.
+  double rate = dev().stream().submission_times().ops_per_ns;
+  if (!cpu) ASSERT_GT(rate, 0.0) << "no submission was long enough to learn the throughput from";
+  if (rate == 0) rate = 1.0;
+  const double work = 6.0 * budget_ms * 1e6 * rate;  // about a dozen slices
+  const int64_t n = std::min<int64_t>(16384, static_cast<int64_t>(std::cbrt(work)) / 16 * 16);
+  dev().stream().submission_times(/*reset=*/true);
+  EXPECT_EQ(square(n), 0.0) << "n=" << n;
+  const SubmissionTimes t = dev().stream().submission_times();
+  EXPECT_GE(t.count, 4u) << "n=" << n;
+  // Other processes on a CPU device's cores change a slice's speed after it was sized: there
+  // the budget is reported, not asserted.
+  if (!cpu) EXPECT_LE(t.max_ms, budget_ms)
+      << "n=" << n << " submissions=" << t.count << " learned ops/ns=" << rate;
+  std::printf("[ budget ] %lldx%lldx%lld fp32 GEMM: %llu submissions, longest %.2f ms of %.0f\n",
+              static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
+              static_cast<unsigned long long>(t.count), t.max_ms, budget_ms);
 }
 
 }  // namespace vkml::testing

@@ -14,6 +14,7 @@
 #include "ops/conv/conv_params.h"
 #include "ops/conv/conv_util.h"
 #include "ops/conv/conv_winograd.h"
+#include "ops/launch.h"
 #include "ops/nn_util.h"
 #include "vkml/config.h"
 #include "vkml/errors.h"
@@ -409,8 +410,9 @@ void validate_conv(const ConvDesc& c, const DeviceCaps& caps) {
   }
 }
 
-void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
-                  const TensorDesc* bias, const TensorDesc& y) {
+// The convolution in one piece; conv_forward below slices it for the time budget.
+static void conv_forward_whole(Device& dev, const ConvDesc& c, const TensorDesc& x,
+                               const TensorDesc& w, const TensorDesc* bias, const TensorDesc& y) {
   const auto tag = conv_tag("fwd", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
@@ -491,8 +493,9 @@ void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const Ten
   if (y_tmp) copy(dev, y, yt);
 }
 
-void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
-                        const TensorDesc* bias, const TensorDesc& gx) {
+static void conv_backward_data_whole(Device& dev, const ConvDesc& c, const TensorDesc& gy,
+                                     const TensorDesc& w, const TensorDesc* bias,
+                                     const TensorDesc& gx) {
   const auto tag = conv_tag("dgrad", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
@@ -588,8 +591,8 @@ void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, co
   }
 }
 
-void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
-                          const TensorDesc& gw) {
+static void conv_backward_weight_whole(Device& dev, const ConvDesc& c, const TensorDesc& x,
+                                       const TensorDesc& gy, const TensorDesc& gw) {
   const auto tag = conv_tag("wgrad", c);
   validate_conv(c, dev.caps());
   const int64_t cig = c.in_channels / c.groups, cog = c.out_channels / c.groups;
@@ -693,6 +696,88 @@ void conv_backward_bias(Device& dev, const TensorDesc& gy, const TensorDesc& gb)
     return;
   }
   launch(dev, "conv_bias_grad_" + dt(c.dtype), p, true, {range_of(gy)}, {range_of(gb)});
+}
+
+namespace {
+
+// Multiply-adds of one pass (all three passes of a convolution do the same number).
+double conv_work(const ConvDesc& c) {
+  return static_cast<double>(c.batch) * static_cast<double>(c.out_channels) *
+         static_cast<double>(volume(c.out_size, c.spatial)) *
+         static_cast<double>(c.in_channels / std::max<int64_t>(c.groups, 1)) *
+         static_cast<double>(volume(c.kernel, c.spatial));
+}
+
+// Slice length along a dimension of `extent` so that each slice of the convolution stays within
+// the stream's time budget; `extent` when the whole fits.
+int64_t slice_step(Device& dev, const ConvDesc& c, int64_t extent) {
+  const int64_t slices = std::min(budget_slices(dev, conv_work(c)), std::max<int64_t>(extent, 1));
+  return (extent + slices - 1) / slices;
+}
+
+// t restricted to [i0, i0 + count) along `dim`.
+TensorDesc dim_slice(const TensorDesc& t, int dim, int64_t i0, int64_t count) {
+  TensorDesc s = t;
+  s.sizes[dim] = count;
+  s.address += static_cast<uint64_t>(i0 * t.strides[dim]) * dtype_size(t.dtype);
+  return s;
+}
+
+}  // namespace
+
+// The forward pass and the data gradient are independent per sample, so a convolution too long
+// for one submission runs in batch slices, each submitted on its own; the weight gradient sums
+// over the batch, so it is cut along output channels instead (groups == 1). Tensors whose batch
+// does not match the descriptor go whole, to be reported by validation.
+void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                  const TensorDesc* bias, const TensorDesc& y) {
+  const int64_t step = slice_step(dev, c, c.batch);
+  if (step >= c.batch || x.ndim() < 2 || x.sizes[0] != c.batch || y.ndim() < 2 ||
+      y.sizes[0] != c.batch) {
+    conv_forward_whole(dev, c, x, w, bias, y);
+    return;
+  }
+  for (int64_t n0 = 0; n0 < c.batch; n0 += step) {
+    ConvDesc part = c;
+    part.batch = std::min(step, c.batch - n0);
+    conv_forward_whole(dev, part, dim_slice(x, 0, n0, part.batch), w, bias,
+                       dim_slice(y, 0, n0, part.batch));
+    if (n0 + step < c.batch) dev.stream().flush();
+  }
+}
+
+void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
+                        const TensorDesc* bias, const TensorDesc& gx) {
+  const int64_t step = slice_step(dev, c, c.batch);
+  if (step >= c.batch || gy.ndim() < 2 || gy.sizes[0] != c.batch || gx.ndim() < 2 ||
+      gx.sizes[0] != c.batch) {
+    conv_backward_data_whole(dev, c, gy, w, bias, gx);
+    return;
+  }
+  for (int64_t n0 = 0; n0 < c.batch; n0 += step) {
+    ConvDesc part = c;
+    part.batch = std::min(step, c.batch - n0);
+    conv_backward_data_whole(dev, part, dim_slice(gy, 0, n0, part.batch), w, bias,
+                             dim_slice(gx, 0, n0, part.batch));
+    if (n0 + step < c.batch) dev.stream().flush();
+  }
+}
+
+void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
+                          const TensorDesc& gw) {
+  const int64_t step = slice_step(dev, c, c.out_channels);
+  if (step >= c.out_channels || c.groups != 1 || gy.ndim() < 2 ||
+      gy.sizes[1] != c.out_channels || gw.ndim() < 1 || gw.sizes[0] != c.out_channels) {
+    conv_backward_weight_whole(dev, c, x, gy, gw);
+    return;
+  }
+  for (int64_t o0 = 0; o0 < c.out_channels; o0 += step) {
+    ConvDesc part = c;
+    part.out_channels = std::min(step, c.out_channels - o0);
+    conv_backward_weight_whole(dev, part, x, dim_slice(gy, 1, o0, part.out_channels),
+                               dim_slice(gw, 0, o0, part.out_channels));
+    if (o0 + step < c.out_channels) dev.stream().flush();
+  }
 }
 
 }  // namespace vkml::ops

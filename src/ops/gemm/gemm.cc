@@ -8,6 +8,7 @@
 
 #include "ops/gemm/gemm_f32_split.h"
 #include "ops/gemm/gemm_params.h"
+#include "ops/launch.h"
 #include "vkml/errors.h"
 #include "vkml/profiling.h"
 
@@ -116,11 +117,20 @@ void validate_gemm(const GemmDesc& d, const DeviceCaps& caps) {
   }
 }
 
-void gemm(Device& dev, const GemmDesc& desc) {
+namespace {
+
+// v moved by `rows` rows and `cols` columns (an absent operand stays absent).
+MatrixView offset_view(const MatrixView& v, int64_t rows, int64_t cols, DType t) {
+  if (!v.address) return v;
+  MatrixView s = v;
+  s.address += static_cast<uint64_t>(rows * v.row_stride + cols * v.col_stride) * dtype_size(t);
+  return s;
+}
+
+// One product, in one plan.
+void gemm_whole(Device& dev, const GemmDesc& desc) {
   const DeviceCaps& caps = dev.caps();
-  validate_gemm(desc, caps);
   const int64_t batches = desc.batch[0] * desc.batch[1];
-  if (desc.m == 0 || desc.n == 0 || batches == 0) return;
   const auto tag = gemm_tag(desc);
   if (desc.k > 0 && gemm_f32_split_wanted(desc, caps)) {
     gemm_f32_split(dev, desc);
@@ -207,6 +217,38 @@ void gemm(Device& dev, const GemmDesc& desc) {
   addr = dev.stream().params(&p, sizeof(p));
   record_splitk_reduce(dev, d.out_dtype, addr, d.m, d.n, batches, {reads, nreads}, c_range);
   dev.free(partial);  // later reuse is ordered after these dispatches by hazard tracking
+}
+
+}  // namespace
+
+void gemm(Device& dev, const GemmDesc& desc) {
+  validate_gemm(desc, dev.caps());
+  const int64_t batches = desc.batch[0] * desc.batch[1];
+  if (desc.m == 0 || desc.n == 0 || batches == 0) return;
+  const double work = static_cast<double>(batches) * static_cast<double>(desc.m) *
+                      static_cast<double>(desc.n) * static_cast<double>(std::max<int64_t>(desc.k, 1));
+  const int64_t slices = budget_slices(dev, work);
+  if (slices == 1 || (desc.m == 1 && desc.n == 1)) {
+    gemm_whole(dev, desc);
+    return;
+  }
+  // Output blocks are independent: the longer output side is cut into slices, each submitted on
+  // its own, so no submission keeps the GPU busy beyond the time budget.
+  const bool by_rows = desc.m >= desc.n;
+  const int64_t len = by_rows ? desc.m : desc.n;
+  const int64_t step = (len + slices - 1) / slices;
+  for (int64_t s0 = 0; s0 < len; s0 += step) {
+    GemmDesc part = desc;
+    const int64_t r = by_rows ? s0 : 0, c = by_rows ? 0 : s0;
+    (by_rows ? part.m : part.n) = std::min(step, len - s0);
+    part.a = offset_view(desc.a, r, 0, desc.in_dtype);
+    part.b = offset_view(desc.b, 0, c, desc.in_dtype);
+    part.c = offset_view(desc.c, r, c, desc.out_dtype);
+    part.c_in = offset_view(desc.c_in, r, c, desc.out_dtype);
+    part.bias = offset_view(desc.bias, r, c, desc.out_dtype);
+    gemm_whole(dev, part);
+    if (s0 + step < len) dev.stream().flush();
+  }
 }
 
 void record_splitk_reduce(Device& dev, DType out, uint64_t params_addr, int64_t m, int64_t n,
