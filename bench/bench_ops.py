@@ -267,6 +267,19 @@ def nn_ops(small: bool, ref: str) -> list[Result]:
 
             out.append(compare("attn", "fwd+bwd " + tag, "TFLOP", 3.5 * flops / TFLOP, sdpa_bwd,
                                ref))
+    # LLM decoding: one query token per sequence against a KV cache; memory-bound on K and V.
+    b, h, keys, e = (1, 2, 256, 64) if small else (1, 32, 4096, 128)
+    for dtype in (torch.float16, torch.float32):
+        es = 4 if dtype == torch.float32 else 2
+
+        def decode(dev, dtype=dtype):
+            q = randn((b, h, 1, e), dtype, dev, 0)
+            k, v = (randn((b, h, keys, e), dtype, dev, i) for i in (1, 2))
+            return lambda: F.scaled_dot_product_attention(q, k, v)
+
+        out.append(compare("attn", f"decode {b}x{h}x1x{e} over {keys} keys "
+                           f"{str(dtype).split('.')[1]}", "GB", 2 * es * b * h * keys * e / GB,
+                           decode, ref, inner=4))
     return out
 
 
@@ -302,8 +315,45 @@ def host_overhead(ref: str) -> list[Result]:
     return out
 
 
+def fft_ops(small: bool, ref: str) -> list[Result]:
+    """FFTs against cuFFT: batched 1-D complex64 transforms, a 2-D real transform and stft.
+    Rates count 5 N log2(N) flops per complex transform of N points (2.5 for real ones)."""
+    import math
+    out = []
+    cases = [((1 << 20,), 1), ((4096, 1024), 1)] if not small else [((1 << 14,), 1),
+                                                                   ((64, 1024), 1)]
+    for shape, _ in cases:
+        def c2c(dev, shape=shape):
+            g = torch.Generator().manual_seed(3)
+            x = torch.randn(shape, generator=g, dtype=torch.complex64).to(dev)
+            return lambda: torch.fft.fft(x)
+
+        n, batch = shape[-1], math.prod(shape[:-1])
+        out.append(compare("fft", f"fft c64 {'x'.join(map(str, shape))}", "TFLOP",
+                           5 * batch * n * math.log2(n) / TFLOP, c2c, ref, inner=2))
+    side = 256 if small else 1024
+
+    def rfft2(dev):
+        x = randn((side, side), torch.float32, dev, 4)
+        return lambda: torch.fft.rfft2(x)
+
+    out.append(compare("fft", f"rfft2 fp32 {side}x{side}", "TFLOP",
+                       2.5 * side * side * math.log2(side * side) / TFLOP, rfft2, ref, inner=2))
+    batch, seconds = (2, 2) if small else (16, 30)
+
+    def stft(dev):
+        x = randn((batch, 16000 * seconds), torch.float32, dev, 5)
+        window = torch.hann_window(400, device=dev)
+        return lambda: torch.stft(x, 400, 160, window=window, return_complex=True)
+
+    frames = 16000 * seconds // 160 + 1
+    out.append(compare("fft", f"stft b{batch} {seconds}s 16kHz n400 hop160", "TFLOP",
+                       2.5 * batch * frames * 400 * math.log2(400) / TFLOP, stft, ref, inner=2))
+    return out
+
+
 GROUPS = {"memory": bandwidth, "activation": activations, "gemm": gemm, "conv": conv,
-          "nn": nn_ops}
+          "nn": nn_ops, "fft": fft_ops}
 
 
 def main() -> None:

@@ -25,13 +25,14 @@ import torch_vkml  # noqa: F401
 torch_vkml.config.set("VKML_FALLBACK", "error")
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8,
-          torch.int16, torch.int32, torch.int64, torch.bool]
+          torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
 DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in DTYPES}
 
 # Tolerances against the CPU computing in the same dtype. Slightly looser than assert_close's
 # defaults for floats, since GPU transcendental functions differ from the CPU's by a few ulp.
 TOLERANCES = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7),
-              torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
+              torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2),
+              torch.complex64: (1e-5, 1e-5)}
 
 # Ops whose values are random or uninitialised: only shapes could be compared.
 NONDETERMINISTIC = ("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided",

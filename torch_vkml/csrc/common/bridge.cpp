@@ -37,6 +37,10 @@ bool is_supported_dtype(at::ScalarType t) {
   }
 }
 
+bool is_storage_dtype(at::ScalarType t) {
+  return is_supported_dtype(t) || t == at::kComplexFloat || t == at::kComplexDouble;
+}
+
 vkml::DType to_core_dtype(at::ScalarType t) {
   switch (t) {
     case at::kFloat: return vkml::DType::kF32;
@@ -49,6 +53,9 @@ vkml::DType to_core_dtype(at::ScalarType t) {
     case at::kInt: return vkml::DType::kI32;
     case at::kLong: return vkml::DType::kI64;
     case at::kBool: return vkml::DType::kBool;
+    case at::kComplexFloat: case at::kComplexDouble:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "vkml: this operator has no vkml kernel for ", t,
+                                  " tensors");
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "vkml: dtype ", t, " is not supported on vkml devices");
   }
@@ -58,6 +65,16 @@ vkml::TensorDesc to_desc(const at::Tensor& t) {
   vkml::TensorDesc d;
   d.address = reinterpret_cast<uint64_t>(t.data_ptr());
   d.dtype = to_core_dtype(t.scalar_type());
+  d.sizes.assign(t.sizes().begin(), t.sizes().end());
+  d.strides.assign(t.strides().begin(), t.strides().end());
+  return d;
+}
+
+vkml::TensorDesc to_complex_desc(const at::Tensor& t) {
+  TORCH_CHECK(t.is_complex(), "vkml: expected a complex tensor, got ", t.scalar_type());
+  vkml::TensorDesc d;
+  d.address = reinterpret_cast<uint64_t>(t.data_ptr());
+  d.dtype = t.scalar_type() == at::kComplexFloat ? vkml::DType::kC64 : vkml::DType::kC128;
   d.sizes.assign(t.sizes().begin(), t.sizes().end());
   d.strides.assign(t.strides().begin(), t.strides().end());
   return d;

@@ -35,6 +35,10 @@ auto translate_errors(Fn&& fn) -> decltype(fn()) {
     TORCH_CHECK_NOT_IMPLEMENTED(false, e.what());
   } catch (const vkml::InvalidArgument& e) {
     TORCH_CHECK_VALUE(false, e.what());
+  } catch (const vkml::DeviceLostError& e) {
+    // torch.AcceleratorError (a RuntimeError), with VK_ERROR_DEVICE_LOST as its code.
+    throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, -4,
+                                e.what());
   } catch (const vkml::Error& e) {
     TORCH_CHECK(false, e.what());
   }
@@ -44,11 +48,19 @@ auto translate_errors(Fn&& fn) -> decltype(fn()) {
 vkml::Device& core_device(c10::DeviceIndex index);
 inline vkml::Device& core_device(const at::Tensor& t) { return core_device(t.device().index()); }
 
+// Dtypes the generic kernels compute in. Complex tensors are stored on vkml as well
+// (is_storage_dtype), but only complex-aware kernels take them: to_core_dtype and to_desc raise
+// NotImplementedError for them, so a kernel without a complex path never misreads the pairs.
 bool is_supported_dtype(at::ScalarType t);
+bool is_storage_dtype(at::ScalarType t);
 vkml::DType to_core_dtype(at::ScalarType t);
 
 // Sizes, strides (elements) and the address of the first element, passed through unchanged.
 vkml::TensorDesc to_desc(const at::Tensor& t);
+
+// A complex tensor (complex64 / complex128) as kC64 / kC128 elements, for complex-aware kernels.
+// The conjugate and negative bits are the caller's to resolve.
+vkml::TensorDesc to_complex_desc(const at::Tensor& t);
 
 vkml::Scalar to_core_scalar(const c10::Scalar& s);
 

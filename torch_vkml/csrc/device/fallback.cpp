@@ -55,6 +55,10 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 }  // namespace device_fallback
 
+void run_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  device_fallback::cpu_fallback(op, stack);
+}
+
 std::map<std::string, int64_t> fallback_stats() {
   std::lock_guard<std::mutex> lock(device_fallback::g_mu);
   return device_fallback::g_counts;

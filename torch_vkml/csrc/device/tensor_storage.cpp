@@ -26,7 +26,7 @@ c10::Device resolve_device(std::optional<c10::Device> device) {
 }
 
 void check_dtype(at::ScalarType t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(is_supported_dtype(t), "vkml: dtype ", t,
+  TORCH_CHECK_NOT_IMPLEMENTED(is_storage_dtype(t), "vkml: dtype ", t,
                               " is not supported on vkml devices");
 }
 

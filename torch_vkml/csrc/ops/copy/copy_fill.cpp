@@ -4,6 +4,9 @@
 #include <ATen/ops/_copy_from_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/logical_or.h>
+#include <ATen/ops/ne.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -47,18 +50,65 @@ at::Tensor upload(const at::Tensor& src, c10::DeviceIndex device) {
   return dev;
 }
 
+// dst = src for real tensors without the negative bit, through the strided copy kernel.
+void raw_copy(const at::Tensor& dst, const at::Tensor& src) {
+  vkml::Device& d = core_device(dst);
+  translate_errors([&] { vkml::ops::copy(d, to_desc(dst), to_desc(src)); });
+}
+
+// The memory behind `t` as a tensor without the conjugate and negative bits (a view).
+at::Tensor physical(const at::Tensor& t) {
+  at::Tensor p = t.is_conj() ? t.conj() : t;
+  return p.is_neg() ? p._neg_view() : p;
+}
+
+// Copies where either side is complex or carries a bit: complex values move as (real,
+// imaginary) float pairs through view_as_real, and each bit that differs between the two sides
+// becomes a negation of the destination's real or imaginary parts.
+void copy_with_bits(const at::Tensor& dst, const at::Tensor& src) {
+  const bool flip_neg = dst.is_neg() != src.is_neg();
+  const bool flip_conj = src.is_complex() && dst.is_conj() != src.is_conj();
+  at::Tensor pd = physical(dst), ps = physical(src);
+  at::Tensor src_real = ps.is_complex() ? at::view_as_real(ps) : ps;
+  if (!pd.is_complex() && pd.scalar_type() == at::kBool && ps.is_complex()) {
+    // A complex value is true where either part is nonzero.
+    raw_copy(pd, at::logical_or(at::ne(src_real.select(-1, 0), 0),
+                                at::ne(src_real.select(-1, 1), 0)));
+    return;
+  }
+  if (!pd.is_complex()) {
+    raw_copy(pd, ps.is_complex() ? src_real.select(-1, 0) : ps);
+    if (flip_neg) pd.neg_();
+    return;
+  }
+  at::Tensor rd = at::view_as_real(pd);
+  if (ps.is_complex()) {
+    raw_copy(rd, src_real);
+    if (flip_neg) rd.select(-1, 0).neg_();
+    if (flip_neg != flip_conj) rd.select(-1, 1).neg_();
+    return;
+  }
+  raw_copy(rd.select(-1, 0), ps);
+  if (flip_neg) rd.select(-1, 0).neg_();
+  // A real value's imaginary part is +0 as read through dst's bits.
+  rd.select(-1, 1).fill_(dst.is_conj() != dst.is_neg() ? -0.0 : 0.0);
+}
+
 // dst (vkml) = src (vkml, same device, broadcastable to dst), any dtypes and strides.
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
-  vkml::Device& d = core_device(dst);
   at::Tensor s = src.expand(dst.sizes());
-  translate_errors([&] { vkml::ops::copy(d, to_desc(dst), to_desc(s)); });
+  if (dst.is_complex() || s.is_complex() || dst.is_neg() || s.is_neg()) {
+    copy_with_bits(dst, s);
+    return;
+  }
+  raw_copy(dst, s);
 }
 
 void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src) {
   vkml::Device& d = core_device(src);
   at::Tensor s = src.expand(dst.sizes());
   bool direct = dst.is_contiguous() && s.is_contiguous() && dst.scalar_type() == s.scalar_type() &&
-                !dst.is_neg() && !dst.is_conj();
+                dst.is_neg() == s.is_neg() && dst.is_conj() == s.is_conj();
   if (direct) {
     translate_errors([&] {
       d.stream().download(reinterpret_cast<uint64_t>(s.data_ptr()), dst.data_ptr(), dst.nbytes());
@@ -80,8 +130,9 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // self is the source (the op is self._copy_from(dst)).
   TORCH_CHECK(dst.defined() && self.defined(), "vkml: copy of an undefined tensor");
   if (dst.numel() == 0) return dst;
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !dst.is_complex(),
-                              "vkml: complex tensors are not supported");
+  if (self.is_complex() && !dst.is_complex() && dst.scalar_type() != at::kBool) {
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+  }
   if (is_vkml(dst) && is_vkml(self)) {
     if (dst.device() == self.device()) {
       c10::DeviceGuard guard(dst.device());
@@ -100,7 +151,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     c10::DeviceGuard guard(dst.device());
     at::Tensor expanded = src.expand(dst.sizes());
     if (dst.is_contiguous() && expanded.is_contiguous() &&
-        dst.scalar_type() == expanded.scalar_type() && !expanded.is_neg()) {
+        dst.scalar_type() == expanded.scalar_type() && dst.is_neg() == expanded.is_neg() &&
+        dst.is_conj() == expanded.is_conj()) {
       vkml::Device& d = core_device(dst);
       translate_errors([&] {
         d.stream().upload(expanded.data_ptr(), reinterpret_cast<uint64_t>(dst.data_ptr()),
@@ -142,6 +194,23 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   c10::DeviceGuard guard(self.device());
   vkml::Device& d = core_device(self);
+  if (self.is_complex() || self.is_neg()) {
+    // Through the bits: the stored value is conj/neg of the value read back.
+    c10::complex<double> v = value.toComplexDouble();
+    if (self.is_conj()) v = std::conj(v);
+    if (self.is_neg()) v = -v;
+    at::Tensor p = physical(self);
+    if (!p.is_complex()) {
+      translate_errors([&] { vkml::ops::fill(d, to_desc(p), to_core_scalar(v.real())); });
+      return self;
+    }
+    at::Tensor r = at::view_as_real(p);
+    translate_errors([&] {
+      vkml::ops::fill(d, to_desc(r.select(-1, 0)), to_core_scalar(v.real()));
+      vkml::ops::fill(d, to_desc(r.select(-1, 1)), to_core_scalar(v.imag()));
+    });
+    return self;
+  }
   translate_errors([&] { vkml::ops::fill(d, to_desc(self), to_core_scalar(value)); });
   return self;
 }
@@ -156,6 +225,17 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 }
 
 at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+// The copies read the conjugate and negative bits themselves (copy_with_bits). Without these
+// fallthroughs the bits' fallbacks would resolve the source by cloning it, which copies again.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);

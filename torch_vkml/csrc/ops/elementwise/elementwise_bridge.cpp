@@ -81,6 +81,7 @@ at::Tensor binary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
                 dev_operand.device(), " and ", t->device(), "!");
   }
   at::ScalarType promoted = at::result_type(a, b);
+  if (at::isComplexType(promoted)) return complex_binary(op, a, b, alpha, out, inplace);
   at::ScalarType compute = compute_type(promote, promoted, info.name.data());
   at::ScalarType result = promote == Promote::kBoolOut ? at::kBool : compute;
   std::vector<int64_t> shape = at::infer_size(a.sizes(), b.sizes());
@@ -172,6 +173,7 @@ at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at
                  bool inplace, const Params& params) {
   using namespace ops_elementwise_bridge;
   const auto& info = vkml::ops::op_info(op);
+  if (x.is_complex()) return complex_unary(op, x, out, inplace);
   at::ScalarType compute = compute_type(promote, x.scalar_type(), info.name.data());
   at::ScalarType result = promote == Promote::kBoolOut ? at::kBool : compute;
   c10::DeviceGuard guard(x.device());

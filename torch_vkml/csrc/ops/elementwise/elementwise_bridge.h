@@ -44,6 +44,14 @@ at::Tensor binary_params(vkml::ops::BinaryOp op, Promote promote, const at::Tens
 at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at::Tensor out,
                  bool inplace = false, const Params& params = {});
 
+// Complex paths (complex_arith.cpp), taken by binary / unary when the promoted type is complex:
+// add, sub, mul, div, eq, ne; neg, abs, sgn; and angle. Other rows raise NotImplementedError.
+at::Tensor complex_binary(vkml::ops::BinaryOp op, const at::Tensor& a, const at::Tensor& b,
+                          const at::Scalar& alpha, at::Tensor out, bool inplace);
+at::Tensor complex_unary(vkml::ops::UnaryOp op, const at::Tensor& x, at::Tensor out,
+                         bool inplace);
+at::Tensor& complex_angle_out(const at::Tensor& x, at::Tensor& out);
+
 // A Python number as the 0-dim CPU "wrapped number" tensor result_type() expects.
 at::Tensor wrap_scalar(const at::Scalar& s);
 

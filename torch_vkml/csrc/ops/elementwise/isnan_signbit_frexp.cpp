@@ -89,7 +89,7 @@ at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<at::Scalar
 
 // angle of a real tensor: pi below zero, 0 elsewhere, NaN kept (integers give floats).
 at::Tensor& angle_out(const at::Tensor& x, at::Tensor& out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!x.is_complex(), "vkml: angle of a complex tensor is not supported");
+  if (x.is_complex()) return ew::complex_angle_out(x, out);
   at::ScalarType result = at::isIntegralType(x.scalar_type(), /*includeBool=*/true)
                               ? c10::typeMetaToScalarType(c10::get_default_dtype())
                               : x.scalar_type();
@@ -106,7 +106,7 @@ at::Tensor& angle_out(const at::Tensor& x, at::Tensor& out) {
 at::Tensor angle(const at::Tensor& x) {
   at::ScalarType result = at::isIntegralType(x.scalar_type(), /*includeBool=*/true)
                               ? c10::typeMetaToScalarType(c10::get_default_dtype())
-                              : x.scalar_type();
+                              : c10::toRealValueType(x.scalar_type());
   at::Tensor out = at::empty({0}, x.options().dtype(result));
   return angle_out(x, out);
 }

@@ -5,7 +5,11 @@
 #include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/complex.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -115,6 +119,36 @@ void run(const at::Tensor& out, const at::Tensor& a_t, MatrixView a, const at::T
   if (clash) out.copy_(target);
 }
 
+// ---- complex products --------------------------------------------------------------------------
+
+// Complex mm / bmm as four real products of the deinterleaved parts (4M):
+// (Ar Br - Ai Bi) + i (Ar Bi + Ai Br); each product is the real GEMM's.
+at::Tensor complex_product(const at::Tensor& a, const at::Tensor& b, bool batched) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, "
+              "but got: ", a.dtype(), " != ", b.dtype());
+  auto parts = [](const at::Tensor& t) {
+    at::Tensor r = at::view_as_real(t.resolve_conj().resolve_neg());
+    return std::make_pair(r.select(-1, 0).contiguous(), r.select(-1, 1).contiguous());
+  };
+  auto [ar, ai] = parts(a);
+  auto [br, bi] = parts(b);
+  auto prod = [batched](const at::Tensor& x, const at::Tensor& y) {
+    return batched ? at::bmm(x, y) : at::mm(x, y);
+  };
+  at::Tensor real = prod(ar, br).sub_(prod(ai, bi));
+  at::Tensor imag = prod(ar, bi).add_(prod(ai, br));
+  return at::complex(real, imag);
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2);
+at::Tensor bmm(const at::Tensor& b1, const at::Tensor& b2);
+
+at::Tensor& complex_into(at::Tensor& out, const at::Tensor& res) {
+  check_out_dtype(out, res.scalar_type());
+  at::native::resize_output(out, res.sizes());
+  return out.copy_(res);
+}
+
 // ---- mm / addmm -----------------------------------------------------------------------------
 
 void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
@@ -167,6 +201,7 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& m
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_same_device("mm", {&self, &mat2, &out});
+  if (self.is_complex() || mat2.is_complex()) return complex_into(out, ops_blas::mm(self, mat2));
   check_mm(self, mat2);
   check_out_dtype(out, self.scalar_type());
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
@@ -176,6 +211,11 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (self.is_complex() || mat2.is_complex()) {
+    TORCH_CHECK(self.dim() == 2, "self must be a matrix");
+    TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+    return complex_product(self, mat2, false);
+  }
   check_mm(self, mat2);
   at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
   return mm_out(self, mat2, out);
@@ -226,10 +266,16 @@ at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b
 }
 
 at::Tensor& bmm_out(const at::Tensor& b1, const at::Tensor& b2, at::Tensor& out) {
+  if (b1.is_complex() || b2.is_complex()) return complex_into(out, ops_blas::bmm(b1, b2));
   return baddbmm_out(at::Tensor(), b1, b2, 0.0, 1.0, out);
 }
 
 at::Tensor bmm(const at::Tensor& b1, const at::Tensor& b2) {
+  if (b1.is_complex() || b2.is_complex()) {
+    TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+    TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+    return complex_product(b1, b2, true);
+  }
   check_bmm(b1, b2);
   at::Tensor out = at::empty({b1.size(0), b1.size(1), b2.size(2)}, b1.options());
   return bmm_out(b1, b2, out);

@@ -10,6 +10,9 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
+#include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -221,6 +224,11 @@ void index_into(at::Tensor* out, const at::Tensor& self,
 
 at::Tensor index_tensor(const at::Tensor& self,
                         const c10::List<std::optional<at::Tensor>>& indices) {
+  if (self.is_complex()) {
+    // Complex values gather as (real, imaginary) float pairs: the pair is a trailing dim.
+    at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
+    return at::view_as_complex(index_tensor(pairs, indices));
+  }
   at::Tensor out;
   index_into(&out, self, indices);
   return out;
@@ -230,6 +238,11 @@ at::Tensor& index_tensor_out(const at::Tensor& self,
                              const c10::List<std::optional<at::Tensor>>& indices,
                              at::Tensor& out) {
   check_same_device(self, out, "index");
+  if (self.is_complex() || out.is_complex()) {
+    at::Tensor r = index_tensor(self, indices);
+    at::native::resize_output(out, r.sizes());
+    return out.copy_(r);
+  }
   index_into(&out, self, indices);
   return out;
 }
@@ -410,10 +423,28 @@ void where_into(at::Tensor* out, const at::Tensor& cond, const at::Tensor& self,
                 "devices, ", anchor.device(), " and ", t->device(), "!");
   }
   at::ScalarType rt = at::result_type(self, other);
-  TORCH_CHECK_NOT_IMPLEMENTED(is_supported_dtype(rt), "vkml: dtype ", rt, " is not supported");
   std::vector<int64_t> shape = at::infer_size(at::infer_size(cond.sizes(), self.sizes()),
                                               other.sizes());
   c10::DeviceGuard guard(anchor.device());
+  if (at::isComplexType(rt)) {
+    // Complex values select as (real, imaginary) float pairs.
+    auto pairs = [&](const at::Tensor& t) {
+      return at::view_as_real(t.to(anchor.device()).to(rt).resolve_conj().resolve_neg()
+                                  .expand(shape));
+    };
+    at::Tensor c = cond.to(anchor.device()).expand(shape).unsqueeze(-1);
+    at::Tensor res = at::view_as_complex(at::where(c, pairs(self), pairs(other)));
+    if (!out->defined()) {
+      *out = res;
+      return;
+    }
+    TORCH_CHECK(out->scalar_type() == rt, "Expected out type to be ", rt, " but got ",
+                out->scalar_type());
+    prepare_out(*out, anchor, shape, rt);
+    out->copy_(res);
+    return;
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(is_supported_dtype(rt), "vkml: dtype ", rt, " is not supported");
   if (out->defined()) {
     TORCH_CHECK(out->scalar_type() == rt, "Expected out type to be ", rt, " but got ",
                 out->scalar_type());

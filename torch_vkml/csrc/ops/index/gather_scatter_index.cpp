@@ -14,6 +14,8 @@
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/scatter_add.h>
 #include <ATen/ops/scatter_reduce.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -418,6 +420,12 @@ void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t di
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  if (self.is_complex()) {
+    // Complex values select as (real, imaginary) float pairs.
+    at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
+    const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+    return at::view_as_complex(ops_gather_scatter_index::index_select(pairs, d, index));
+  }
   check_devices(self, {&index}, "index_select");
   c10::DeviceGuard guard(self.device());
   at::Tensor m = at::index_select(meta(self), dim, meta(index));

@@ -66,6 +66,12 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to,
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {
+    // As the CPU: real and imaginary parts each normal with std / sqrt(2).
+    at::Tensor pairs = at::view_as_real(self);
+    draw(pairs, gen, {vkml::ops::RandomKind::kNormal, 0, 0, mean, std / std::sqrt(2.0)});
+    return self;
+  }
   draw(self, gen, {vkml::ops::RandomKind::kNormal, 0, 0, mean, std});
   return self;
 }

@@ -5,6 +5,7 @@
 #include <ATen/ops/cumprod_meta.h>
 #include <ATen/ops/cumsum_meta.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include "ops/reduce/reduce_bridge.h"
@@ -18,7 +19,14 @@ using vkml::ops::ScanOp;
 void run_scan(ScanOp op, const at::Tensor& self, int64_t dim, const at::Tensor& out,
               const at::Tensor& indices = {}) {
   if (self.numel() == 0) return;
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: complex tensors are not supported");
+  if (op == ScanOp::kCumSum && out.is_complex() && !indices.defined()) {
+    // A complex cumsum is the cumsum of the (real, imaginary) float pairs.
+    at::Tensor x = self.to(out.scalar_type()).resolve_conj().resolve_neg();
+    const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+    return run_scan(op, at::view_as_real(x), d, at::view_as_real(out));
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: \"", op == ScanOp::kCumSum ? "cumsum"
+                              : "scan", "\" has no vkml kernel for complex tensors");
   c10::DeviceGuard guard(self.device());
   vkml::ops::ScanArgs a;
   a.op = op;

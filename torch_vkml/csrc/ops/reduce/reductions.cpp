@@ -17,6 +17,7 @@
 #include <ATen/ops/prod_meta.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/sum_meta.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include "ops/reduce/reduce_bridge.h"
@@ -52,8 +53,19 @@ std::array<at::Tensor, N> structured(Mode mode, std::array<at::Tensor, N> given,
 
 // ---- sum / mean / prod / nansum --------------------------------------------------------------
 
+// Sum and mean of complex values: the same reduction over the (real, imaginary) float pairs.
+void complex_impl(ReduceOp op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  const at::Tensor& out) {
+  at::Tensor x = self.to(out.scalar_type()).resolve_conj().resolve_neg();
+  DimMask mask = mask_of(self, dim);
+  mask.reset(static_cast<size_t>(self.dim()));  // the (real, imaginary) pair stays
+  at::Tensor outr = at::view_as_real(out);
+  reduce::run({op, outr.scalar_type()}, at::view_as_real(x), mask, keepdim, outr);
+}
+
 void sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
               const at::Tensor& out) {
+  if (out.is_complex()) return complex_impl(ReduceOp::kSum, self, dim, keepdim, out);
   reduce::run({ReduceOp::kSum, out.scalar_type()}, self, mask_of(self, dim), keepdim, out);
 }
 
@@ -74,6 +86,7 @@ at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 
 void mean_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                const at::Tensor& out) {
+  if (out.is_complex()) return complex_impl(ReduceOp::kMean, self, dim, keepdim, out);
   reduce::run({ReduceOp::kMean, out.scalar_type()}, self, mask_of(self, dim), keepdim, out);
 }
 

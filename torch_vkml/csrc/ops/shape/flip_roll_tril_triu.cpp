@@ -8,6 +8,8 @@
 #include <ATen/ops/roll.h>
 #include <ATen/ops/tril.h>
 #include <ATen/ops/triu.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -16,7 +18,21 @@
 
 namespace torch_vkml::ops_flip_roll_tril_triu {
 
+// Complex tensors flip and roll as their (real, imaginary) float pairs.
+at::Tensor as_pairs(const at::Tensor& self) {
+  return at::view_as_real(self.resolve_conj().resolve_neg());
+}
+std::vector<int64_t> wrap_all(at::IntArrayRef dims, int64_t ndim) {
+  std::vector<int64_t> w;
+  for (int64_t d : dims) w.push_back(at::maybe_wrap_dim(d, ndim));
+  return w;
+}
+
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  if (self.is_complex()) {
+    return at::view_as_complex(
+        ops_flip_roll_tril_triu::flip(as_pairs(self), wrap_all(dims, self.dim())));
+  }
   check_dtype_supported(self);
   c10::DeviceGuard guard(self.device());
   at::flip(meta(self), dims);
@@ -30,7 +46,10 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
 }
 
 at::Tensor roll_kernel(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
-  check_dtype_supported(self);
+  if (self.is_complex() && !dims.empty()) {
+    return at::view_as_complex(roll_kernel(as_pairs(self), shifts, wrap_all(dims, self.dim())));
+  }
+  if (!self.is_complex()) check_dtype_supported(self);
   c10::DeviceGuard guard(self.device());
   at::roll(meta(self), shifts, dims);
   if (dims.empty()) {
