@@ -10,6 +10,9 @@ Workloads (full size, the issue's list):
 --small shrinks every model (widths, depths, batch, resolution) for lavapipe on two cores.
 Each model starts from the same weights on both devices; the first step's losses are compared so
 that a fast wrong answer cannot pass for a result.
+--compile also times every model under torch.compile (default backend) on vkml and on CUDA, with
+the first call's compile time from empty caches (cold) and again from the caches on disk after
+torch._dynamo.reset() (warm).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,13 @@ from bench.timing import (
 )
 
 
+COMPILE = False  # --compile: factories wrap the model in torch.compile
+
+
+def maybe_compiled(m: torch.nn.Module):
+    return torch.compile(m) if COMPILE else m
+
+
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
     """make(device) -> a closure running one optimizer step on that device."""
 
@@ -50,10 +61,11 @@ def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: st
         opt = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) if opt_name == "sgd"
                else torch.optim.AdamW(m.parameters(), lr=1e-4))
         x, y = (t.to(device) for t in make_batch())
+        fwd = maybe_compiled(m)
 
         def step():
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(m(x), y)
+            loss = loss_fn(fwd(x), y)
             loss.backward()
             opt.step()
             return loss
@@ -67,10 +79,11 @@ def inference_factory(model: torch.nn.Module, make_input, dtype):
     def make(device: str):
         m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
         x = make_input().to(device=device, dtype=dtype)
+        fwd = maybe_compiled(m)
 
         @torch.no_grad()
         def run():
-            return m(x)
+            return fwd(x)
 
         return run
 
@@ -141,6 +154,8 @@ def run_reference_child(args, *flags: str) -> None:
         cmd.append("--small")
     if args.cuda_no_tf32:
         cmd.append("--cuda-no-tf32")
+    if args.compile:
+        cmd.append("--compile")
     if args.warmup_seconds is not None:
         cmd += ["--warmup-seconds", str(args.warmup_seconds)]
     subprocess.run(cmd, check=True)
@@ -192,6 +207,52 @@ def time_one(make, device: str, kind: str, repeat: int, diagnose: str = "",
         print(f"diagnose {diagnose} timed {stamp(t_start)}-{stamp(time.time())} UTC, first call "
               f"{first_ms:.0f} ms\n{'':>8} {diagnose_round(fn, 10, top=5)}", flush=True)
     return ms, loss, first_ms
+
+
+def time_compiled(make, device: str, kind: str, repeat: int) -> dict:
+    """The workload under torch.compile: median ms, first-step loss, and the first call's ms from
+    empty caches (cold) and from the caches on disk after torch._dynamo.reset() (warm)."""
+    global COMPILE
+    COMPILE = True
+    try:
+        ms, loss, cold = time_one(make, device, kind, repeat)
+        torch._dynamo.reset()
+        t0 = time.perf_counter()
+        fn = make(device)
+        fn()
+        sync_for(device)()
+        warm = (time.perf_counter() - t0) * 1e3
+    finally:
+        COMPILE = False
+    return {"ms": ms, "loss": loss, "cold_ms": cold, "warm_ms": warm}
+
+
+def use_fresh_compile_caches() -> None:
+    """Empty Inductor and vkml caches for this run (cold compile times); set before either loads."""
+    root = tempfile.mkdtemp(prefix="bench-compile-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
+    os.environ["VKML_CACHE_DIR"] = os.path.join(root, "vkml")
+
+
+def report_compiled(chosen, timed, refs, ref: str, repeat: int, results: list) -> None:
+    """One line per model: vkml compiled and eager beside the reference's eager and compiled."""
+    print(f"torch.compile: {'model':34s} {'vkml comp':>10s} {'vkml eager':>10s} "
+          f"{ref + ' eager':>11s} {ref + ' comp':>10s}  compile cold/warm s (vkml; {ref})")
+    for (name, make, kind), (vk_ms, _loss, _first) in zip(chosen, timed):
+        c = time_compiled(make, "vkml", kind, repeat)
+        r = refs.get(name + ":compiled", {"ms": float("nan"), "cold_ms": float("nan"),
+                                          "warm_ms": float("nan"), "loss": None})
+        r_eager = refs[name][0] if name in refs else float("nan")
+        print(f"torch.compile: {name:34s} {c['ms']:10.2f} {vk_ms:10.2f} {r_eager:11.2f} "
+              f"{r['ms']:10.2f}  {c['cold_ms'] / 1e3:.1f}/{c['warm_ms'] / 1e3:.1f}; "
+              f"{r['cold_ms'] / 1e3:.1f}/{r['warm_ms'] / 1e3:.1f}", flush=True)
+        if kind == "train":
+            print(f"{'':>15} first-step loss compiled vkml {c['loss']:.5f}, {ref} {r['loss']}")
+        extra = {"vkml_eager_ms": vk_ms, "ref_eager_ms": r_eager,
+                 "compile_cold_ms_vkml": c["cold_ms"], "compile_warm_ms_vkml": c["warm_ms"],
+                 "compile_cold_ms_ref": r["cold_ms"], "compile_warm_ms_ref": r["warm_ms"],
+                 "loss_vkml": c["loss"], "loss_ref": r["loss"]}
+        results.append(Result("model_compiled", name, "", 0.0, c["ms"], r["ms"], ref, extra))
 
 
 def profile_kernels(args) -> None:
@@ -259,11 +320,16 @@ def main() -> None:
     ap.add_argument("--profile-reference", action="store_true",
                     help="with --profile: the reference backend's kernel tables alone, without "
                     "loading vkml")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time each model under torch.compile, with cold and warm compile "
+                    "times, on vkml and the reference")
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     add_timing_args(ap)
     args = ap.parse_args()
     apply_timing_args(args)
+    if args.compile and not args.reference_only:
+        use_fresh_compile_caches()  # the reference child inherits the variables
     timing.set_reference_only(bool(args.reference_only or args.profile_reference))
     ref = reference_device()
     if args.cuda_no_tf32:
@@ -275,6 +341,9 @@ def main() -> None:
         return
     if args.reference_only:  # child: time the reference backend alone
         out = {name: time_one(make, ref, kind, args.repeat) for name, make, kind in selected(args)}
+        if args.compile:
+            for name, make, kind in selected(args):
+                out[name + ":compiled"] = time_compiled(make, ref, kind, args.repeat)
         json.dump(out, open(args.reference_only, "w"))
         return
     import torch_vkml
@@ -316,6 +385,8 @@ def main() -> None:
               f"(threads' sum; recording waited {detail[2]:.0f} ms for them), {detail[3]} driver "
               f"allocations in {detail[4]:.0f} ms")
         results.append(r)
+    if args.compile:
+        report_compiled(chosen, timed, {} if args.vkml_only else refs, ref, args.repeat, results)
     fallbacks = sum(torch_vkml.fallback_stats().values()) - before
     print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")
     if args.json:

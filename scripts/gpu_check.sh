@@ -20,6 +20,8 @@ Steps (--steps, comma-separated; default build,gtest,pytest):
   pytest     the torch suite with VKML_FALLBACK=error, in pytest-xdist workers where installed
   bench      bench/bench_models.py: the five models against PyTorch CUDA in the same run
   bench-ops  bench/bench_ops.py: op groups against CUDA
+  bench-ddp  bench/bench_ddp.py: 1 and 2 GPUs (vkml beside CUDA/NCCL) and the 2-rank check, into
+             bench.log (needs two GPUs)
   examples   examples/ at full size: demo, amp, vit (Fashion-MNIST), classify, embed, transcribe
              (staged data: scripts/stage_examples.py)
 
@@ -39,6 +41,7 @@ Options:
                         `--pytest-args "tests/torch/conformance/test_opinfo.py"` runs alone)
   --bench-args "..."    extra arguments of bench_models.py (e.g. "--only vit,gpt2")
   --bench-ops-args ".." extra arguments of bench_ops.py (e.g. "--only gemm,conv")
+  --bench-ddp-args ".." extra arguments of bench_ddp.py (e.g. "--only resnet50,vit")
   --examples LIST       comma-separated examples (default: those whose data is here)
   -h, --help            this text
 
@@ -66,6 +69,7 @@ WORKERS=8
 PYTEST_ARGS='tests/torch --ignore-glob=*/test_opinfo.py'
 BENCH_ARGS=''
 BENCH_OPS_ARGS=''
+BENCH_DDP_ARGS=''
 EXAMPLES=''
 PREPARE=0
 while [ $# -gt 0 ]; do
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --pytest-args) PYTEST_ARGS=$2 ;;
     --bench-args) BENCH_ARGS=$2 ;;
     --bench-ops-args) BENCH_OPS_ARGS=$2 ;;
+    --bench-ddp-args) BENCH_DDP_ARGS=$2 ;;
     --examples) EXAMPLES=$2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "gpu_check.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -110,7 +115,34 @@ prepare_toolchain() {
   rm -rf "$d" .vktc/usr/share .vktc/usr/include/vulkan/*.hpp .vktc/usr/include/vulkan/*.cppm
   find .vktc/usr/bin -mindepth 1 ! -name glslang ! -name glslangValidator ! -name spirv-val -delete
   [ -d /usr/src/googletest ] && cp -r /usr/src/googletest .vktc/googletest
-  return 0
+  prepare_glslang_static
+}
+# torch.compile's run-time shader compiler (docs/compile.md): glslang's and SPIRV-Tools' static
+# libraries from Debian 12, which link on newer systems too, in their own prefix .vktc/glslang.
+prepare_glslang_static() {
+  local d; d=$(mktemp -d)
+  mkdir -p "$d/lists/partial" "$d/x"
+  echo "deb http://deb.debian.org/debian bookworm main" > "$d/sources.list"
+  local apt=(apt-get -o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
+             -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Architecture=amd64
+             -o APT::Architectures=amd64)
+  "${apt[@]}" update -qq && (cd "$d" && "${apt[@]}" download -qq glslang-dev spirv-tools) || return 1
+  for deb in "$d"/*.deb; do dpkg -x "$deb" "$d/x"; done
+  local lib=usr/lib/x86_64-linux-gnu
+  mkdir -p .vktc/glslang/$lib/cmake .vktc/glslang/usr/include
+  cp -r "$d/x/usr/include/glslang" .vktc/glslang/usr/include/
+  cp -r "$d/x/$lib/cmake/glslang" .vktc/glslang/$lib/cmake/
+  for a in glslang glslang-default-resource-limits MachineIndependent GenericCodeGen OSDependent \
+           OGLCompiler SPIRV SPVRemapper HLSL SPIRV-Tools SPIRV-Tools-opt; do
+    cp "$d/x/$lib/lib$a.a" .vktc/glslang/$lib/ || return 1
+  done
+  # glslang's CMake config checks that its tools exist; vkml links the libraries only.
+  mkdir -p .vktc/glslang/usr/bin
+  for t in glslangValidator spirv-remap; do
+    printf '#!/bin/sh\necho "%s: not carried" >&2\nexit 1\n' $t > .vktc/glslang/usr/bin/$t
+    chmod +x .vktc/glslang/usr/bin/$t
+  done
+  rm -rf "$d"
 }
 if [ $PREPARE = 1 ]; then
   if [ ! -d .vktc ] && ! prepare_toolchain; then
@@ -129,7 +161,7 @@ if [ $PREPARE = 1 ]; then
 fi
 
 for s in ${STEPS//,/ }; do
-  case $s in build | gtest | pytest | bench | bench-ops | examples) ;;
+  case $s in build | gtest | pytest | bench | bench-ops | bench-ddp | examples) ;;
     *) echo "gpu_check.sh: unknown step $s (see --help)" >&2; exit 2 ;; esac
 done
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
@@ -149,6 +181,7 @@ if [ -d .vktc ] && { ! has_loader || ! has_glslang; }; then
   export LD_LIBRARY_PATH=$ROOT/.vktc/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   cmake_extra+=("-DVKML_VULKAN_INCLUDE_HINT=$ROOT/.vktc/usr/include")
   [ -d .vktc/googletest ] && cmake_extra+=("-DVKML_GTEST_SOURCE=$ROOT/.vktc/googletest")
+  [ -d .vktc/glslang ] && cmake_extra+=("-DVKML_GLSLANG_HINT=$ROOT/.vktc/glslang/usr")
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   [ -z "${VK_DRIVER_FILES:-}" ] && [ -f $icd ] && export VK_DRIVER_FILES=$icd
   # The machine's default compiler links libstdc++ statically, which the extension cannot mix with
@@ -204,7 +237,7 @@ fi
 if has gtest && [ ! -x "$BUILD/tests/vkml_ops_tests" ]; then
   echo "gpu_check: $BUILD/tests has no gtest binaries: add build to --steps" >&2; exit 1
 fi
-if has pytest || has bench || has bench-ops || has examples; then
+if has pytest || has bench || has bench-ops || has bench-ddp || has examples; then
   "$PY" -c 'import torch_vkml' > "$WORK/import.txt" 2>&1 || {
     tail -3 "$WORK/import.txt"
     echo "gpu_check: torch_vkml does not import with $PY: add build to --steps" >&2; exit 1; }
@@ -268,6 +301,14 @@ if has bench-ops; then
   read -ra ops_argv <<< "$BENCH_OPS_ARGS"
   bounded 100000 "$log" "$PY" bench/bench_ops.py --json "$OUT_DIR/bench_ops.json" "${ops_argv[@]}"
   record bench-ops $? $((SECONDS - t)) bench.log
+fi
+if has bench-ddp; then
+  t=$SECONDS; log=$OUT_DIR/bench.log; echo "==== bench_ddp" >> "$log"
+  read -ra ddp_argv <<< "$BENCH_DDP_ARGS"
+  bounded 100000 "$log" "$PY" bench/bench_ddp.py "${ddp_argv[@]}"
+  rc=$?
+  sed -n '/==== bench_ddp/,$p' "$log" | grep -E '^(model|resnet50|vit|gpt2|check) ' | cut -c1-200
+  record bench-ddp $rc $((SECONDS - t)) bench.log
 fi
 
 # ---- examples -------------------------------------------------------------------------------------
