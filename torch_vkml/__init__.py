@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from . import _C  # registers the allocator, guard, hooks and kernels (static initialisers)
+from ._build_check import check_torch_version as _check_torch_version
+
+_check_torch_version()  # before _C: another torch's symbols would fail to resolve
+
+from . import _C  # noqa: E402  registers allocator, guard, hooks and kernels (static initialisers)
 
 _C.check_config()  # a bad VKML_* value is a ValueError naming it
 
@@ -61,6 +65,14 @@ torch.utils.generate_methods_for_privateuse1_backend(
 from . import distributed  # noqa: E402,F401  (registers the "vkml" torch.distributed backend)
 from . import config  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+from . import _inductor  # noqa: E402  (torch.compile: hooks run as torch loads Dynamo and Inductor)
+
+_inductor.install(vkml)
+
+
+def _autoload() -> None:
+    """torch's device-backend autoload entry point (pyproject): importing this module is all."""
+
 
 __all__ = [name for name in dir(vkml) if not name.startswith("_")]
 __version__ = "0.1.0"

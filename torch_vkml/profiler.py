@@ -1,5 +1,9 @@
 """Per-kernel GPU time on a vkml device, to see where a step goes.
 
+torch.profiler (activities CPU and PrivateUse1) shows each op's device time on the timeline of
+the step, beside the CPU ops. This module adds what that cannot: the time of each shader variant
+(under VKML_PROFILE=2 with its GEMM or convolution shape), each kernel timed alone.
+
     with torch_vkml.profiler.profile() as prof:
         train_step()
     print(prof.table(10))

@@ -13,12 +13,22 @@ namespace device_allocator {
 struct AllocationContext {
   uint64_t address;
   c10::DeviceIndex device;
+  size_t nbytes;
 };
+
+// torch.profiler(profile_memory=True) records allocations and frees with the device's totals.
+void report_to_profiler(uint64_t address, int64_t delta, c10::DeviceIndex index) {
+  if (!c10::memoryProfilingEnabled()) return;
+  vkml::MemoryStats m = core_device(index).memory_stats();
+  c10::reportMemoryUsageToProfiler(reinterpret_cast<void*>(address), delta, m.allocated, m.reserved,
+                                   c10::Device(kVkml, index));
+}
 
 void free_allocation(void* ctx) {
   auto* c = static_cast<AllocationContext*>(ctx);
   try {
     vkml::device(c->device).free(c->address);
+    report_to_profiler(c->address, -static_cast<int64_t>(c->nbytes), c->device);
   } catch (...) {
     // Freeing during interpreter shutdown must never throw.
   }
@@ -45,7 +55,8 @@ class VkmlAllocator final : public c10::DeviceAllocator {
     if (nbytes == 0) return {nullptr, nullptr, &free_allocation, device};
     vkml::Device& dev = core_device(index);
     uint64_t address = translate_errors([&] { return dev.allocate(nbytes); });
-    auto* ctx = new AllocationContext{address, index};
+    auto* ctx = new AllocationContext{address, index, nbytes};
+    report_to_profiler(address, static_cast<int64_t>(nbytes), index);
     return {reinterpret_cast<void*>(address), ctx, &free_allocation, device};
   }
 

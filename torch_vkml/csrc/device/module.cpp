@@ -73,11 +73,14 @@ py::dict memory_stats(int index) {
 }  // namespace device_module
 
 void register_embedding_renorm();  // ops/embedding/embedding.cpp
+int extend_autograd_device_queues();  // device/engine_queues.cpp
 
 }  // namespace torch_vkml
 
 PYBIND11_MODULE(_C, m) {
   torch_vkml::register_embedding_renorm();
+  // An import after a backward pass has run: autograd's engine gets its vkml device queues.
+  torch_vkml::extend_autograd_device_queues();
   using namespace torch_vkml;
   m.doc() = "vkml: PyTorch device on Vulkan compute";
   // Parses the settings; torch_vkml's import calls it, so that a bad VKML_* value fails the
