@@ -4,6 +4,7 @@ nn.DataParallel does with two logical devices. Ranks run tests/torch/integration
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -223,3 +224,24 @@ def test_data_parallel_two_logical_devices():
     # non-CUDA device ids (AssertionError "Invalid device id").
     refused = ("REFUSED AttributeError", "REFUSED AssertionError Invalid device id")
     assert any(r in result.stdout for r in refused) or "RAN (6, 2)" in result.stdout, result.stdout
+
+
+def test_bench_ddp_two_logical_devices(tmp_path):
+    """bench/bench_ddp.py, the multi-GPU benchmark, on two logical devices of this machine's GPU:
+    one rank per device (vkml:LOCAL_RANK) under torchrun, and its correctness check (DDP on two
+    ranks equals one process on the global batch)."""
+    out = tmp_path / "ddp.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_ddp.py"), "--small", "--only", "vit",
+         "--steps", "1", "--warmup", "1", "--check-steps", "3", "--json", str(out)],
+        env=child_env(VKML_DEVICE_ORDER="0,0"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    report = json.loads(out.read_text())
+    runs = report["runs"]["vit/vkml"]
+    assert runs["1"]["samples_per_s"] > 0 and runs["2"]["samples_per_s"] > 0, runs
+    check = report["check"]["vkml"]
+    assert check["ok"] and check["max_abs_diff"] <= 1e-4 * max(check["max_abs_param"], 1.0), check
