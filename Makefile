@@ -1,7 +1,8 @@
 # vkml developer entry points. Every target runs scripts/setup.sh first (once; a stamp makes it
 # incremental), so `make test` on a fresh Debian 12/13 machine is the whole recipe.
-#   make build | test | demo | bench | opinfo | soak | docs | format | clean | distclean
+#   make build | test | demo | bench | opinfo | soak | wheel | docs | format | clean | distclean
 #   make sanitize | tsan | fuzz   (ASan+UBSan, ThreadSanitizer, differential fuzzing; see below)
+#   make windows | windows-test   (MinGW-w64 cross-build; its tests under Wine; see below)
 # Knobs: BUILD_TYPE, JOBS, CTEST_ARGS, PYTEST_ARGS, PYTEST_WORKERS, BENCH_ARGS.
 # GPU machines: scripts/gpu_check.sh (CONTRIBUTING.md).
 
@@ -98,6 +99,42 @@ bench: build
 	@$(PY_ENV) $(PYTHON) bench/bench_ops.py --json out/bench_ops.json $(BENCH_ARGS)
 	@$(PY_ENV) $(PYTHON) bench/bench_models.py --json out/bench_models.json $(BENCH_ARGS)
 	@$(PY_ENV) $(PYTHON) bench/plot.py out/bench_ops.json out/bench_models.json -o out/performance.png
+
+# ---- Windows: MinGW-w64 cross-build, tests under Wine ------------------------------------------------
+# `make windows`: vkml-info.exe and both gtest suites in build-windows/, with warnings as errors in
+# vkml's own targets. Shaders are copied from $(BUILD), not recompiled.
+# `make windows-test`: runs them under Wine, whose winevulkan passes Vulkan calls to the host's
+# lavapipe; Xvfb gives Wine's X11 driver, through which its Vulkan goes, a display. Validation is off
+# there (Wine's vulkan-1.dll loads no layers); `make test` runs the same suites with it on.
+WIN_BUILD   ?= build-windows
+WIN_TESTS   := vkml-info vkml_runtime_tests vkml_ops_tests
+WIN_ENV      = WINEPREFIX=$(CURDIR)/$(WIN_BUILD)/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES=winemenubuilder.exe=d \
+               VKML_VALIDATION=0 VKML_FALLBACK=error
+.PHONY: windows windows-setup windows-test
+$(STAMPS)/windows-setup: scripts/setup.sh $(STAMPS)/setup
+	@bash scripts/setup.sh --windows
+	@touch $@
+
+windows-setup: $(STAMPS)/windows-setup
+
+windows: build windows-setup
+	@if [ ! -f $(WIN_BUILD)/build.ninja ]; then \
+	  $(CMAKE) -S . -B $(WIN_BUILD) -G Ninja --toolchain cmake/toolchains/mingw-w64-x86_64.cmake \
+	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DVKML_BUILD_PYTHON=OFF -DVKML_BUILD_BENCH=OFF \
+	    -DVKML_WERROR=ON -DVKML_SHADER_REUSE_DIR=$(CURDIR)/$(BUILD)/shaders; \
+	fi
+	@$(CMAKE) --build $(WIN_BUILD) -j$(JOBS) --target $(WIN_TESTS)
+
+# One Xvfb for the whole run; the op suite in two gtest shards, one per core, as in `make test`.
+WIN_OPS_FILTER ?= *
+windows-test: windows
+	@export $(WIN_ENV); cd $(WIN_BUILD) && xvfb-run -a bash -eu -o pipefail -c '\
+	  wine vkml-info.exe; \
+	  wine tests/vkml_runtime_tests.exe --gtest_brief=1; \
+	  VKML_DEVICE_ORDER=0,0 wine tests/vkml_runtime_tests.exe --gtest_filter="Threads*" --gtest_brief=1; \
+	  ops() { GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$$1 wine tests/vkml_ops_tests.exe --gtest_brief=1 \
+	          --gtest_filter="$(WIN_OPS_FILTER)" > ops_$$1.log 2>&1 || { tail -n 60 ops_$$1.log; return 1; }; }; \
+	  r=0; ops 0 & s0=$$!; ops 1 || r=1; wait $$s0 || r=1; tail -n 3 ops_0.log ops_1.log; exit $$r'
 
 # ---- housekeeping -----------------------------------------------------------------------------------
 format: $(STAMPS)/setup

