@@ -49,6 +49,7 @@ std::string numbered(const std::string& source) {
   for (int n = 1; std::getline(in, line); ++n) out << n << ": " << line << "\n";
   return out.str();
 }
+#endif
 
 bool read_spirv(const std::string& path, std::vector<uint32_t>* words) {
   std::ifstream in(path, std::ios::binary);
@@ -60,6 +61,7 @@ bool read_spirv(const std::string& path, std::vector<uint32_t>* words) {
   return (*words)[0] == 0x07230203u;  // the SPIR-V magic number
 }
 
+#if VKML_HAVE_GLSLANG
 void write_spirv(const std::string& path, const std::vector<uint32_t>& words) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
