@@ -723,44 +723,43 @@ TensorDesc dim_slice(const TensorDesc& t, int dim, int64_t i0, int64_t count) {
   return s;
 }
 
-}  // namespace
-
 // The forward pass and the data gradient are independent per sample, so a convolution too long
 // for one submission runs in batch slices, each submitted on its own; the weight gradient sums
 // over the batch, so it is cut along output channels instead (groups == 1). Tensors whose batch
 // does not match the descriptor go whole, to be reported by validation.
-void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
-                  const TensorDesc* bias, const TensorDesc& y) {
+template <typename Pass>
+void in_batch_slices(Device& dev, const ConvDesc& c, const TensorDesc& a, const TensorDesc& b,
+                     Pass pass) {
   const int64_t step = slice_step(dev, c, c.batch);
-  if (step >= c.batch || x.ndim() < 2 || x.sizes[0] != c.batch || y.ndim() < 2 ||
-      y.sizes[0] != c.batch) {
-    conv_forward_whole(dev, c, x, w, bias, y);
+  if (step >= c.batch || a.ndim() < 2 || a.sizes[0] != c.batch || b.ndim() < 2 ||
+      b.sizes[0] != c.batch) {
+    pass(c, a, b);
     return;
   }
   for (int64_t n0 = 0; n0 < c.batch; n0 += step) {
     ConvDesc part = c;
     part.batch = std::min(step, c.batch - n0);
-    conv_forward_whole(dev, part, dim_slice(x, 0, n0, part.batch), w, bias,
-                       dim_slice(y, 0, n0, part.batch));
+    pass(part, dim_slice(a, 0, n0, part.batch), dim_slice(b, 0, n0, part.batch));
     if (n0 + step < c.batch) dev.stream().flush();
   }
 }
 
+}  // namespace
+
+void conv_forward(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& w,
+                  const TensorDesc* bias, const TensorDesc& y) {
+  in_batch_slices(dev, c, x, y, [&](const ConvDesc& part, const TensorDesc& xs,
+                                    const TensorDesc& ys) {
+    conv_forward_whole(dev, part, xs, w, bias, ys);
+  });
+}
+
 void conv_backward_data(Device& dev, const ConvDesc& c, const TensorDesc& gy, const TensorDesc& w,
                         const TensorDesc* bias, const TensorDesc& gx) {
-  const int64_t step = slice_step(dev, c, c.batch);
-  if (step >= c.batch || gy.ndim() < 2 || gy.sizes[0] != c.batch || gx.ndim() < 2 ||
-      gx.sizes[0] != c.batch) {
-    conv_backward_data_whole(dev, c, gy, w, bias, gx);
-    return;
-  }
-  for (int64_t n0 = 0; n0 < c.batch; n0 += step) {
-    ConvDesc part = c;
-    part.batch = std::min(step, c.batch - n0);
-    conv_backward_data_whole(dev, part, dim_slice(gy, 0, n0, part.batch), w, bias,
-                             dim_slice(gx, 0, n0, part.batch));
-    if (n0 + step < c.batch) dev.stream().flush();
-  }
+  in_batch_slices(dev, c, gy, gx, [&](const ConvDesc& part, const TensorDesc& gys,
+                                      const TensorDesc& gxs) {
+    conv_backward_data_whole(dev, part, gys, w, bias, gxs);
+  });
 }
 
 void conv_backward_weight(Device& dev, const ConvDesc& c, const TensorDesc& x, const TensorDesc& gy,
