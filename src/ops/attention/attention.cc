@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/attention/attention_flash.h"
 #include "ops/attention/attention_gemm.h"
 #include "ops/attention/attention_params.h"
 #include "ops/attention/attention_policy.h"
@@ -164,23 +165,12 @@ struct CoopPlan {
   uint32_t rows_per_group = 0;
 };
 
-bool coopmat_type_ok(const DeviceCaps& caps, DType t) {
-  if (!caps.coopmat || (t == DType::kBF16 && !caps.coopmat_bf16)) return false;
-  for (const CoopMatShape& s : caps.coopmat_shapes) {
-    if (s.m == 16 && s.n == 16 && s.k == 16 && s.a == t && s.b == t && s.c == DType::kF32 &&
-        s.result == DType::kF32) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::optional<CoopPlan> coopmat_plan(const DeviceCaps& caps, DType t, int64_t e, int64_t ev) {
   if (config().sdpa_coopmat == "0") return std::nullopt;
   if (t != DType::kF16 && t != DType::kBF16) return std::nullopt;
   const std::string shader = t == DType::kF16 ? "attention_coopmat_f16" : "attention_coopmat_bf16";
   const uint32_t sg = caps.subgroup_size;
-  if (!coopmat_type_ok(caps, t) || !has_shader(shader) || !(sg == 16 || sg == 32 || sg == 64)) {
+  if (!attention_flash::coopmat_16(caps, t) || !has_shader(shader) || !(sg == 16 || sg == 32 || sg == 64)) {
     return std::nullopt;
   }
   if (e > 256 || ev > 256) return std::nullopt;
@@ -222,6 +212,16 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
   copy_strides(p.o_strides, out);
   MemRange reads[] = {nn::range_of(q), nn::range_of(k), nn::range_of(v), mask_range(mask)};
   MemRange writes[] = {nn::range_of(out), nn::range_of(lse)};
+  if (config().attention == "flash") {
+    if (std::optional<attention_flash::Plan> fp = attention_flash::plan(dev.caps(), p)) {
+      attention_flash::forward(dev, p, *fp, reads, writes);
+      return;
+    }
+    if (config().sdpa_coopmat == "1") {
+      throw NotSupported("vkml: attention: VKML_ATTENTION=flash with VKML_SDPA_COOPMAT=1 but the "
+                         "flash kernel does not apply here (device, build, dtype or head dim)");
+    }
+  }
   if (attention_gemm::applies(dev, p, false)) {
     attention_gemm::forward(dev, p, lse, mask_range(mask));
     return;

@@ -148,11 +148,13 @@ MemRange bytes_at(uint64_t address, uint64_t bytes) { return {address, address ?
 }  // namespace
 
 bool applies(const Device& dev, const AttentionParams& p, bool backward) {
-  // auto: the attention policy's choice; gemm forces the GEMMs, fused the fused kernels.
+  // auto: the attention policy's choice; gemm forces the GEMMs, fused the fused kernels; flash
+  // chooses as auto where its kernel does not apply (the backward, other dtypes, other devices).
   const std::string& mode = config().attention;
   const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
-  if (!forced && mode != "auto") return false;
-  if (mode == "auto" && !attention_gemm_by_default(dev.caps(), p.kv_len)) return false;
+  const bool by_policy = mode == "auto" || mode == "flash";
+  if (!forced && !by_policy) return false;
+  if (by_policy && !attention_gemm_by_default(dev.caps(), p.kv_len)) return false;
   if (p.batch * p.heads == 0 || p.q_len == 0 || p.kv_len == 0 || p.head_dim == 0 ||
       p.v_head_dim == 0) {
     return false;

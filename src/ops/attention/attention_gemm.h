@@ -12,8 +12,8 @@ namespace vkml::ops::attention_gemm {
 
 // Whether the call takes the GEMM path. VKML_ATTENTION=fused|gemm forces a path, gemm-backward
 // the GEMM path for the backward only (read per call; gemm still leaves empty sequences or heads,
-// and pairs whose scratch alone exceeds the budget, to the fused kernels); by default GPUs
-// (not lavapipe) take it when kv_len <= 4096.
+// and pairs whose scratch alone exceeds the budget, to the fused kernels); by default (auto, and
+// flash where the flash forward does not apply) GPUs (not lavapipe) take it when kv_len <= 4096.
 bool applies(const Device& dev, const AttentionParams& p, bool backward);
 
 // out, lse from p.q/k/v/mask (p.o, p.lse and their strides filled in).

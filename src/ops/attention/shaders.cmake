@@ -13,6 +13,11 @@ vkml_shader(NAME attention_coopmat_f16 SOURCE ${_dir}/attention_coopmat.comp DEF
             INCLUDE ${_dir} REQUIRES coopmat)
 vkml_shader(NAME attention_coopmat_bf16 SOURCE ${_dir}/attention_coopmat.comp DEFINES IN_BF16
             INCLUDE ${_dir} REQUIRES coopmat bf16)
+# Single-pass cooperative-matrix forward (VKML_ATTENTION=flash), see attention_flash.cc.
+vkml_shader(NAME attention_flash_f16 SOURCE ${_dir}/attention_flash.comp DEFINES IN_F16
+            INCLUDE ${_dir} REQUIRES coopmat)
+vkml_shader(NAME attention_flash_bf16 SOURCE ${_dir}/attention_flash.comp DEFINES IN_BF16
+            INCLUDE ${_dir} REQUIRES coopmat bf16)
 # Row-wise kernels of the GEMM path (scores -> probabilities; dS), see attention_gemm.cc.
 vkml_shader(NAME attention_rows_fwd SOURCE ${_dir}/attention_rows.comp DEFINES ROWS_FWD
             INCLUDE ${_dir})
