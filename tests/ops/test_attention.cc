@@ -1,8 +1,10 @@
 // Attention family: fused forward and backward against a double-precision CPU reference, with
 // grouped-query heads, masks (float and bool, broadcast), causal masking, odd sizes, strided
 // (transposed) layouts, half precision and zero-size inputs.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 #include <limits>
 #include <string>
 
@@ -255,6 +257,103 @@ TEST_F(AttentionTest, GemmPathInChunks) {
   }
   ConfigOverride scratch("VKML_ATTENTION_SCRATCH", std::to_string(z.l * ld * 12 * 3).c_str());
   check(z, DType::kF16, false, 2, false, true);
+}
+
+bool flash_kernel_present(const DeviceCaps& caps) {
+  return caps.coopmat && has_shader("attention_flash_f16");
+}
+
+// The single-pass cooperative-matrix forward (VKML_ATTENTION=flash, made mandatory by
+// VKML_SDPA_COOPMAT=1); the backward then runs on its logsumexp. Float and bool masks, causal
+// with L > S and L < S, grouped-query heads, head dims padded to 16 (80, 96, 20 with scalar loads),
+// 128 and 256, strided (head-inner) layouts, no keys, and both query-block counts.
+TEST_F(AttentionTest, FlashForward) {
+  if (!flash_kernel_present(dev().caps())) {
+    GTEST_SKIP() << "no cooperative matrices on this device, or the flash kernel is not built";
+  }
+  ConfigOverride path("VKML_ATTENTION", "flash");
+  ConfigOverride force("VKML_SDPA_COOPMAT", "1");
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  check({2, 4, 2, 130, 77, 64, 64}, DType::kF16, false, 1, false, true);
+  const auto ran = kernel_times(dev().stream(), true);
+  set_profiling(dev().stream(), false);
+  EXPECT_TRUE(ran.count("attention_flash_f16"));
+  EXPECT_FALSE(ran.count("attention_fwd") || ran.count("attention_coopmat_f16") ||
+               ran.count("attention_rows_fwd"));
+  check({1, 2, 2, 70, 70, 80, 48}, DType::kF16, true, 2, true, true);
+  check({1, 4, 1, 33, 40, 20, 12}, DType::kF16, false, 0, false, true);   // scalar loads
+  check({1, 2, 2, 200, 150, 96, 96}, DType::kF16, true, 0, false, true);  // L > S
+  check({1, 2, 1, 100, 300, 96, 96}, DType::kF16, true, 1, true, false);  // L < S
+  check({1, 2, 2, 257, 513, 128, 128}, DType::kF16, true, 0, false, false);
+  check({1, 2, 1, 33, 300, 256, 256}, DType::kF16, false, 0, false, false);
+  check({1, 1, 1, 3, 0, 16, 16}, DType::kF16, false, 0, false, false);  // no keys: zeros
+  {
+    ConfigOverride qb("VKML_ATTENTION_FLASH_QBLOCKS", "1");
+    check({2, 2, 2, 95, 129, 64, 64}, DType::kF16, true, 1, false, true);
+  }
+  {
+    ConfigOverride qb("VKML_ATTENTION_FLASH_QBLOCKS", "2");
+    check({1, 2, 2, 95, 129, 128, 128}, DType::kF16, false, 2, true, false);
+  }
+  if (dev().caps().coopmat_bf16 && has_shader("attention_flash_bf16")) {
+    check({2, 2, 2, 65, 129, 128, 128}, DType::kBF16, true, 0, true, true);
+    check({1, 4, 4, 17, 33, 8, 8}, DType::kBF16, false, 1, false, true);
+    check({1, 2, 1, 64, 64, 64, 64}, DType::kBF16, false, 2, false, true);
+  }
+}
+
+// Dropout in the flash forward draws what the fused kernel draws: same seed and offset, same
+// output and logsumexp (up to fp16 rounding of the probabilities).
+TEST_F(AttentionTest, FlashDropoutMatchesFusedKernel) {
+  if (!flash_kernel_present(dev().caps())) {
+    GTEST_SKIP() << "no cooperative matrices on this device, or the flash kernel is not built";
+  }
+  const Shape z{2, 3, 3, 77, 150, 64, 64};
+  DevTensor q(dev(), DType::kF16, {z.b, z.h, z.l, z.e}), k(dev(), DType::kF16, {z.b, z.hk, z.s, z.e});
+  DevTensor v(dev(), DType::kF16, {z.b, z.hk, z.s, z.ev});
+  q.upload(dev(), random_values(q.d.numel(), 11));
+  k.upload(dev(), random_values(k.d.numel(), 12));
+  v.upload(dev(), random_values(v.d.numel(), 13));
+  ops::AttentionOptions opt;
+  opt.scale = 0.125;
+  opt.dropout_p = 0.3;
+  opt.seed = 1234;
+  opt.offset = 56;
+  opt.causal = true;
+  auto run = [&](const char* path, const char* coopmat) {
+    ConfigOverride a("VKML_ATTENTION", path);
+    ConfigOverride c("VKML_SDPA_COOPMAT", coopmat);
+    DevTensor o(dev(), DType::kF16, {z.b, z.h, z.l, z.ev}), lse(dev(), DType::kF32, {z.b, z.h, z.l});
+    ops::attention_forward(dev(), o.d, lse.d, q.d, k.d, v.d, TensorDesc{}, opt);
+    return std::make_pair(o.read(dev()), lse.read(dev()));
+  };
+  const auto flash = run("flash", "1");
+  const auto fused = run("fused", "0");
+  expect_close(flash.first, fused.first, 2e-2, 2e-2, "output");
+  expect_close(flash.second, fused.second, 1e-4, 1e-4, "logsumexp");
+  // The draws are not all kept or all dropped: the output differs from the one without dropout.
+  opt.dropout_p = 0;
+  const auto plain = run("flash", "1");
+  double diff = 0;
+  for (size_t i = 0; i < plain.first.size(); ++i) {
+    diff = std::max(diff, std::fabs(plain.first[i] - flash.first[i]));
+  }
+  EXPECT_GT(diff, 0.1);
+}
+
+// Without cooperative matrices (lavapipe) VKML_ATTENTION=flash runs as auto, and
+// VKML_SDPA_COOPMAT=1 makes the missing kernel an error.
+TEST_F(AttentionTest, FlashElsewhereRunsAsAuto) {
+  if (flash_kernel_present(dev().caps())) GTEST_SKIP() << "the flash kernel runs here";
+  ConfigOverride path("VKML_ATTENTION", "flash");
+  check({1, 2, 1, 20, 33, 64, 64}, DType::kF16, true, 1, true, true);
+  ConfigOverride force("VKML_SDPA_COOPMAT", "1");
+  DevTensor q(dev(), DType::kF16, {1, 2, 8, 16}), o(dev(), DType::kF16, {1, 2, 8, 16});
+  DevTensor lse(dev(), DType::kF32, {1, 2, 8});
+  EXPECT_THROW(ops::attention_forward(dev(), o.d, lse.d, q.d, q.d, q.d, TensorDesc{},
+                                      ops::AttentionOptions{}),
+               NotSupported);
 }
 
 TEST_F(AttentionTest, ZeroSize) {

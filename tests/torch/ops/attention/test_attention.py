@@ -1,8 +1,9 @@
 """Scaled dot-product attention on vkml: F.scaled_dot_product_attention and nn.MultiheadAttention
 reach the fused kernels (_scaled_dot_product_fused_attention_overrideable) for f32/f16/bf16 and
 PyTorch's math path (composite vkml ops) for float64. Results and gradients are checked against
-CPU math attention in float64. Every test runs twice: on the flash kernels and on the GEMM path
-(VKML_ATTENTION=fused|gemm; test_attention_gemm.py covers the GEMM path further)."""
+CPU math attention in float64. Every test runs three times: on the fused kernels, on the GEMM path
+and on the single-pass cooperative-matrix forward where it applies (VKML_ATTENTION=fused|gemm|flash;
+test_attention_gemm.py and test_attention_flash.py cover the last two further)."""
 
 import math
 
@@ -12,7 +13,7 @@ import torch.nn.functional as F
 from nn_helpers import only_native
 
 
-@pytest.fixture(autouse=True, params=["fused", "gemm"])
+@pytest.fixture(autouse=True, params=["fused", "gemm", "flash"])
 def attention_path(request, vkml_config):
     vkml_config.set("VKML_ATTENTION", request.param)
 
