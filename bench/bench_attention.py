@@ -1,12 +1,14 @@
 """F.scaled_dot_product_attention timings: vkml against CUDA where present.
 
     PYTHONPATH=. .venv/bin/python bench/bench_attention.py [--dtype float16] [--backward]
-        [--shapes 4x16x1024x64,...] [--causal] [--path gemm] [--sdpa-coopmat 0]
+        [--shapes 4x16x1024x64,...] [--causal] [--path auto,gemm,flash] [--sdpa-coopmat 0]
+        [--flash-qblocks 2]
 
 Each shape is BxHxLxE (self-attention, S = L, Ev = E). FLOPs count 4*B*H*L*S*E for the forward
-(halved when causal) and 3.5x that for forward + backward. --path picks vkml's attention path
-(VKML_ATTENTION); --sdpa-coopmat 0 times the portable fused kernel on devices where the
-cooperative-matrix forward would run (VKML_SDPA_COOPMAT). CUDA's times come from a child process
+(halved when causal) and 3.5x that for forward + backward. --path lists vkml's attention paths
+(VKML_ATTENTION), each timed in its own columns; --sdpa-coopmat 0 times the portable fused kernel
+on devices where the cooperative-matrix forward would run (VKML_SDPA_COOPMAT); --flash-qblocks
+sets the flash forward's query blocks per subgroup (VKML_ATTENTION_FLASH_QBLOCKS). CUDA's times come from a child process
 that never loads vkml (see bench/timing.py).
 """
 
@@ -27,6 +29,7 @@ from bench import timing
 from bench.timing import add_timing_args, apply_timing_args, sync_for, warm_up
 
 DEFAULT_SHAPES = "1x8x512x64,4x16x1024x64,2x16x2048x128,1x32x4096x128"
+PATHS = ["auto", "fused", "gemm", "gemm-backward", "flash"]
 
 
 def time_device(fn, sync, warmup: int, repeat: int) -> float:
@@ -84,16 +87,23 @@ def main() -> None:
     ap.add_argument("--backward", action="store_true", help="time forward + backward")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--path", default="auto", choices=["auto", "fused", "gemm", "gemm-backward"],
-                    help="vkml's attention path (VKML_ATTENTION)")
+    ap.add_argument("--path", default="auto",
+                    help="comma-separated attention paths of vkml (VKML_ATTENTION): "
+                    + ", ".join(PATHS))
     ap.add_argument("--sdpa-coopmat", default="auto", choices=["auto", "0", "1"],
                     help="fused fp16/bf16 attention on cooperative matrices (VKML_SDPA_COOPMAT)")
+    ap.add_argument("--flash-qblocks", default="auto", choices=["auto", "1", "2"],
+                    help="query blocks per subgroup of the flash forward "
+                    "(VKML_ATTENTION_FLASH_QBLOCKS)")
     ap.add_argument("--reference-only", default="", metavar="JSON",
                     help="time CUDA alone, without loading vkml, into JSON (the child process)")
     add_timing_args(ap)
     args = ap.parse_args()
     apply_timing_args(args)
     shapes = args.shapes.split(",")
+    paths = args.path.split(",")
+    if unknown := [p for p in paths if p not in PATHS]:
+        ap.error(f"--path: unknown {unknown}; choose from {', '.join(PATHS)}")
     if args.reference_only:
         timing.set_reference_only(True)
         with open(args.reference_only, "w") as f:
@@ -103,20 +113,23 @@ def main() -> None:
     import torch_vkml
 
     what = "fwd+bwd" if args.backward else "fwd"
-    print(f"sdpa {what} {args.dtype} causal={args.causal} path={args.path}; "
+    print(f"sdpa {what} {args.dtype} causal={args.causal} flash_qblocks={args.flash_qblocks}; "
           f"device: {torch_vkml.device_name()}")
-    names = ["vkml"] + (["cuda"] if cuda else [])
-    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>10} {'TFLOP/s':>8}" for n in names))
-    settings = {"VKML_ATTENTION": args.path, "VKML_SDPA_COOPMAT": args.sdpa_coopmat}
+    names = paths + (["cuda"] if cuda else [])
+    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>16} {'TFLOP/s':>8}" for n in names))
     for text in shapes:
         b, h, n, e = (int(v) for v in text.split("x"))
         flops = 4.0 * b * h * n * n * e * (0.5 if args.causal else 1.0)
         flops *= 3.5 if args.backward else 1.0
-        with torch_vkml.config.override(**settings):
-            seconds = [time_shape(text, "vkml", args)]
+        seconds = []
+        for path in paths:
+            settings = {"VKML_ATTENTION": path, "VKML_SDPA_COOPMAT": args.sdpa_coopmat,
+                        "VKML_ATTENTION_FLASH_QBLOCKS": args.flash_qblocks}
+            with torch_vkml.config.override(**settings):
+                seconds.append(time_shape(text, "vkml", args))
         if cuda:
             seconds.append(cuda[text])
-        print(f"{text:>18} " + " ".join(f"{s * 1e3:>10.3f} {flops / s / 1e12:>8.2f}"
+        print(f"{text:>18} " + " ".join(f"{s * 1e3:>16.3f} {flops / s / 1e12:>8.2f}"
                                         for s in seconds), flush=True)
 
 

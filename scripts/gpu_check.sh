@@ -20,6 +20,8 @@ Steps (--steps, comma-separated; default build,gtest,pytest):
   pytest     the torch suite with VKML_FALLBACK=error, in pytest-xdist workers where installed
   bench      bench/bench_models.py: the five models against PyTorch CUDA in the same run
   bench-ops  bench/bench_ops.py: op groups against CUDA
+  bench-attention  bench/bench_attention.py: SDPA paths against CUDA, one run per ';'-separated
+             argument list of --bench-attention-args
   bench-ddp  bench/bench_ddp.py: 1 and 2 GPUs (vkml beside CUDA/NCCL) and the 2-rank check, into
              bench.log (needs two GPUs)
   examples   examples/ at full size: demo, amp, vit (Fashion-MNIST), classify, embed, transcribe
@@ -41,6 +43,8 @@ Options:
                         `--pytest-args "tests/torch/conformance/test_opinfo.py"` runs alone)
   --bench-args "..."    extra arguments of bench_models.py (e.g. "--only vit,gpt2")
   --bench-ops-args ".." extra arguments of bench_ops.py (e.g. "--only gemm,conv")
+  --bench-attention-args ".."  arguments of bench_attention.py, runs separated by ';' (e.g.
+                        "--path auto,flash; --path auto,flash --backward --shapes 64x12x197x64")
   --bench-ddp-args ".." extra arguments of bench_ddp.py (e.g. "--only resnet50,vit")
   --examples LIST       comma-separated examples (default: those whose data is here)
   -h, --help            this text
@@ -69,6 +73,7 @@ WORKERS=8
 PYTEST_ARGS='tests/torch --ignore-glob=*/test_opinfo.py'
 BENCH_ARGS=''
 BENCH_OPS_ARGS=''
+BENCH_ATTN_ARGS=''
 BENCH_DDP_ARGS=''
 EXAMPLES=''
 PREPARE=0
@@ -87,6 +92,7 @@ while [ $# -gt 0 ]; do
     --pytest-args) PYTEST_ARGS=$2 ;;
     --bench-args) BENCH_ARGS=$2 ;;
     --bench-ops-args) BENCH_OPS_ARGS=$2 ;;
+    --bench-attention-args) BENCH_ATTN_ARGS=$2 ;;
     --bench-ddp-args) BENCH_DDP_ARGS=$2 ;;
     --examples) EXAMPLES=$2 ;;
     -h | --help) usage; exit 0 ;;
@@ -161,7 +167,7 @@ if [ $PREPARE = 1 ]; then
 fi
 
 for s in ${STEPS//,/ }; do
-  case $s in build | gtest | pytest | bench | bench-ops | bench-ddp | examples) ;;
+  case $s in build | gtest | pytest | bench | bench-ops | bench-attention | bench-ddp | examples) ;;
     *) echo "gpu_check.sh: unknown step $s (see --help)" >&2; exit 2 ;; esac
 done
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
@@ -237,7 +243,8 @@ fi
 if has gtest && [ ! -x "$BUILD/tests/vkml_ops_tests" ]; then
   echo "gpu_check: $BUILD/tests has no gtest binaries: add build to --steps" >&2; exit 1
 fi
-if has pytest || has bench || has bench-ops || has bench-ddp || has examples; then
+if has pytest || has bench || has bench-ops || has bench-attention || has bench-ddp ||
+  has examples; then
   "$PY" -c 'import torch_vkml' > "$WORK/import.txt" 2>&1 || {
     tail -3 "$WORK/import.txt"
     echo "gpu_check: torch_vkml does not import with $PY: add build to --steps" >&2; exit 1; }
@@ -301,6 +308,17 @@ if has bench-ops; then
   read -ra ops_argv <<< "$BENCH_OPS_ARGS"
   bounded 100000 "$log" "$PY" bench/bench_ops.py --json "$OUT_DIR/bench_ops.json" "${ops_argv[@]}"
   record bench-ops $? $((SECONDS - t)) bench.log
+fi
+if has bench-attention; then
+  t=$SECONDS; log=$OUT_DIR/bench.log; echo "==== bench_attention" >> "$log"; rc=0
+  IFS=';' read -ra attn_runs <<< "$BENCH_ATTN_ARGS"
+  [ ${#attn_runs[@]} -gt 0 ] || attn_runs=('')
+  for run in "${attn_runs[@]}"; do
+    read -ra attn_argv <<< "$run"
+    bounded 100000 "$log" "$PY" bench/bench_attention.py "${attn_argv[@]}" || rc=$?
+  done
+  sed -n '/==== bench_attention/,$p' "$log" | grep -E '^(sdpa| +[0-9]+x)|Error' | cut -c1-200
+  record bench-attention $rc $((SECONDS - t)) bench.log
 fi
 if has bench-ddp; then
   t=$SECONDS; log=$OUT_DIR/bench.log; echo "==== bench_ddp" >> "$log"
