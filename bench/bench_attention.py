@@ -29,7 +29,7 @@ from bench import timing
 from bench.timing import add_timing_args, apply_timing_args, sync_for, warm_up
 
 DEFAULT_SHAPES = "1x8x512x64,4x16x1024x64,2x16x2048x128,1x32x4096x128"
-PATHS = ["auto", "fused", "gemm", "gemm-backward", "flash"]
+PATHS = ["auto", "fused", "gemm", "gemm-backward", "flash", "flash-forward"]
 
 
 def time_device(fn, sync, warmup: int, repeat: int) -> float:

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <utility>
 #include <limits>
 #include <string>
 
@@ -263,11 +262,11 @@ bool flash_kernel_present(const DeviceCaps& caps) {
   return caps.coopmat && has_shader("attention_flash_f16");
 }
 
-// The single-pass cooperative-matrix forward (VKML_ATTENTION=flash, made mandatory by
-// VKML_SDPA_COOPMAT=1); the backward then runs on its logsumexp. Float and bool masks, causal
-// with L > S and L < S, grouped-query heads, head dims padded to 16 (80, 96, 20 with scalar loads),
-// 128 and 256, strided (head-inner) layouts, no keys, and both query-block counts.
-TEST_F(AttentionTest, FlashForward) {
+// The cooperative-matrix flash kernels, forward and backward (VKML_ATTENTION=flash, made
+// mandatory by VKML_SDPA_COOPMAT=1). Float and bool masks, causal with L > S and L < S,
+// grouped-query heads, head dims padded to 16 (80, 96, 20 with scalar loads), 128 and 256,
+// strided (head-inner) layouts, no keys, and both query-block counts of the forward.
+TEST_F(AttentionTest, FlashKernels) {
   if (!flash_kernel_present(dev().caps())) {
     GTEST_SKIP() << "no cooperative matrices on this device, or the flash kernel is not built";
   }
@@ -278,15 +277,17 @@ TEST_F(AttentionTest, FlashForward) {
   check({2, 4, 2, 130, 77, 64, 64}, DType::kF16, false, 1, false, true);
   const auto ran = kernel_times(dev().stream(), true);
   set_profiling(dev().stream(), false);
-  EXPECT_TRUE(ran.count("attention_flash_f16"));
+  EXPECT_TRUE(ran.count("attention_flash_f16") && ran.count("attention_flash_dq_f16") &&
+              ran.count("attention_flash_dk_f16") && ran.count("attention_flash_dv_f16"));
   EXPECT_FALSE(ran.count("attention_fwd") || ran.count("attention_coopmat_f16") ||
-               ran.count("attention_rows_fwd"));
+               ran.count("attention_rows_fwd") || ran.count("attention_rows_bwd") ||
+               ran.count("attention_dq"));
   check({1, 2, 2, 70, 70, 80, 48}, DType::kF16, true, 2, true, true);
   check({1, 4, 1, 33, 40, 20, 12}, DType::kF16, false, 0, false, true);   // scalar loads
   check({1, 2, 2, 200, 150, 96, 96}, DType::kF16, true, 0, false, true);  // L > S
-  check({1, 2, 1, 100, 300, 96, 96}, DType::kF16, true, 1, true, false);  // L < S
-  check({1, 2, 2, 257, 513, 128, 128}, DType::kF16, true, 0, false, false);
-  check({1, 2, 1, 33, 300, 256, 256}, DType::kF16, false, 0, false, false);
+  check({1, 2, 1, 100, 300, 96, 96}, DType::kF16, true, 1, true, true);  // L < S
+  check({1, 2, 2, 257, 513, 128, 128}, DType::kF16, true, 0, false, true);
+  check({1, 2, 1, 33, 300, 256, 256}, DType::kF16, false, 0, false, true);
   check({1, 1, 1, 3, 0, 16, 16}, DType::kF16, false, 0, false, false);  // no keys: zeros
   {
     ConfigOverride qb("VKML_ATTENTION_FLASH_QBLOCKS", "1");
@@ -294,7 +295,7 @@ TEST_F(AttentionTest, FlashForward) {
   }
   {
     ConfigOverride qb("VKML_ATTENTION_FLASH_QBLOCKS", "2");
-    check({1, 2, 2, 95, 129, 128, 128}, DType::kF16, false, 2, true, false);
+    check({1, 2, 2, 95, 129, 128, 128}, DType::kF16, false, 2, true, true);
   }
   if (dev().caps().coopmat_bf16 && has_shader("attention_flash_bf16")) {
     check({2, 2, 2, 65, 129, 128, 128}, DType::kBF16, true, 0, true, true);
@@ -303,9 +304,9 @@ TEST_F(AttentionTest, FlashForward) {
   }
 }
 
-// Dropout in the flash forward draws what the fused kernel draws: same seed and offset, same
-// output and logsumexp (up to fp16 rounding of the probabilities).
-TEST_F(AttentionTest, FlashDropoutMatchesFusedKernel) {
+// Dropout in the flash kernels draws what the fused kernels draw: same seed and offset, same
+// output, logsumexp and gradients (up to fp16 rounding of the probabilities and weights).
+TEST_F(AttentionTest, FlashDropoutMatchesFusedKernels) {
   if (!flash_kernel_present(dev().caps())) {
     GTEST_SKIP() << "no cooperative matrices on this device, or the flash kernel is not built";
   }
@@ -321,23 +322,34 @@ TEST_F(AttentionTest, FlashDropoutMatchesFusedKernel) {
   opt.seed = 1234;
   opt.offset = 56;
   opt.causal = true;
+  DevTensor dout(dev(), DType::kF16, {z.b, z.h, z.l, z.ev});
+  dout.upload(dev(), random_values(dout.d.numel(), 14));
+  // Output, logsumexp, dq, dk, dv.
   auto run = [&](const char* path, const char* coopmat) {
     ConfigOverride a("VKML_ATTENTION", path);
     ConfigOverride c("VKML_SDPA_COOPMAT", coopmat);
     DevTensor o(dev(), DType::kF16, {z.b, z.h, z.l, z.ev}), lse(dev(), DType::kF32, {z.b, z.h, z.l});
     ops::attention_forward(dev(), o.d, lse.d, q.d, k.d, v.d, TensorDesc{}, opt);
-    return std::make_pair(o.read(dev()), lse.read(dev()));
+    DevTensor dq(dev(), DType::kF16, q.d.sizes), dk(dev(), DType::kF16, k.d.sizes);
+    DevTensor dv(dev(), DType::kF16, v.d.sizes);
+    ops::attention_backward(dev(), dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, o.d, lse.d,
+                            TensorDesc{}, opt);
+    return std::vector<std::vector<double>>{o.read(dev()), lse.read(dev()), dq.read(dev()),
+                                            dk.read(dev()), dv.read(dev())};
   };
   const auto flash = run("flash", "1");
   const auto fused = run("fused", "0");
-  expect_close(flash.first, fused.first, 2e-2, 2e-2, "output");
-  expect_close(flash.second, fused.second, 1e-4, 1e-4, "logsumexp");
+  const char* names[] = {"output", "logsumexp", "grad_query", "grad_key", "grad_value"};
+  for (int i = 0; i < 5; ++i) {
+    const double tol = i == 1 ? 1e-4 : 3e-2;
+    expect_close(flash[i], fused[i], tol, tol, names[i]);
+  }
   // The draws are not all kept or all dropped: the output differs from the one without dropout.
   opt.dropout_p = 0;
   const auto plain = run("flash", "1");
   double diff = 0;
-  for (size_t i = 0; i < plain.first.size(); ++i) {
-    diff = std::max(diff, std::fabs(plain.first[i] - flash.first[i]));
+  for (size_t i = 0; i < plain[0].size(); ++i) {
+    diff = std::max(diff, std::fabs(plain[0][i] - flash[0][i]));
   }
   EXPECT_GT(diff, 0.1);
 }

@@ -212,7 +212,7 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
   copy_strides(p.o_strides, out);
   MemRange reads[] = {nn::range_of(q), nn::range_of(k), nn::range_of(v), mask_range(mask)};
   MemRange writes[] = {nn::range_of(out), nn::range_of(lse)};
-  if (config().attention == "flash") {
+  if (config().attention == "flash" || config().attention == "flash-forward") {
     if (std::optional<attention_flash::Plan> fp = attention_flash::plan(dev.caps(), p)) {
       attention_flash::forward(dev, p, *fp, reads, writes);
       return;
@@ -284,6 +284,19 @@ void attention_backward(Device& dev, const TensorDesc& grad_q, const TensorDesc&
     constexpr uint32_t kWorkgroup = 64;
     nn::dispatch_groups(dev, "attention_delta", kWorkgroup, nn::groups_for(rows, kWorkgroup), &p,
                         sizeof(p), reads, writes);
+  }
+  if (config().attention == "flash") {
+    if (std::optional<attention_flash::Plan> fp = attention_flash::backward_plan(dev.caps(), p)) {
+      const MemRange flash_reads[] = {nn::range_of(q),   nn::range_of(k),        nn::range_of(v),
+                                      nn::range_of(lse), nn::range_of(grad_out), delta_range,
+                                      mask_range(mask)};
+      attention_flash::backward(dev, p, *fp, grad_q, grad_k, grad_v, flash_reads);
+      return;
+    }
+    if (config().sdpa_coopmat == "1") {
+      throw NotSupported("vkml: attention: VKML_ATTENTION=flash with VKML_SDPA_COOPMAT=1 but the "
+                         "flash backward does not apply here (device, build, dtype or head dim)");
+    }
   }
   if (attention_gemm::applies(dev, p, true)) {
     attention_gemm::backward(dev, p, grad_q, grad_k, grad_v, lse, delta_range, mask_range(mask));

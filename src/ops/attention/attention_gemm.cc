@@ -152,7 +152,7 @@ bool applies(const Device& dev, const AttentionParams& p, bool backward) {
   // chooses as auto where its kernel does not apply (the backward, other dtypes, other devices).
   const std::string& mode = config().attention;
   const bool forced = mode == "gemm" || (mode == "gemm-backward" && backward);
-  const bool by_policy = mode == "auto" || mode == "flash";
+  const bool by_policy = mode == "auto" || mode == "flash" || mode == "flash-forward";
   if (!forced && !by_policy) return false;
   if (by_policy && !attention_gemm_by_default(dev.caps(), p.kv_len)) return false;
   if (p.batch * p.heads == 0 || p.q_len == 0 || p.kv_len == 0 || p.head_dim == 0 ||

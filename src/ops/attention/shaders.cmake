@@ -18,6 +18,13 @@ vkml_shader(NAME attention_flash_f16 SOURCE ${_dir}/attention_flash.comp DEFINES
             INCLUDE ${_dir} REQUIRES coopmat)
 vkml_shader(NAME attention_flash_bf16 SOURCE ${_dir}/attention_flash.comp DEFINES IN_BF16
             INCLUDE ${_dir} REQUIRES coopmat bf16)
+foreach(mode dq dk dv)
+  string(TOUPPER ${mode} M)
+  vkml_shader(NAME attention_flash_${mode}_f16 SOURCE ${_dir}/attention_flash_bwd.comp
+              DEFINES IN_F16 FLASH_${M} INCLUDE ${_dir} REQUIRES coopmat)
+  vkml_shader(NAME attention_flash_${mode}_bf16 SOURCE ${_dir}/attention_flash_bwd.comp
+              DEFINES IN_BF16 FLASH_${M} INCLUDE ${_dir} REQUIRES coopmat bf16)
+endforeach()
 # Row-wise kernels of the GEMM path (scores -> probabilities; dS), see attention_gemm.cc.
 vkml_shader(NAME attention_rows_fwd SOURCE ${_dir}/attention_rows.comp DEFINES ROWS_FWD
             INCLUDE ${_dir})

@@ -1,10 +1,10 @@
-"""Scaled dot-product attention's single-pass forward on cooperative matrices
-(VKML_ATTENTION=flash, made mandatory by VKML_SDPA_COOPMAT=1) against CPU math attention in
-float64: float and bool masks, causal with L > S and L < S, grouped-query heads, head dims 64, 80,
-96, 128 and 256 and one that takes the element-wise loads, head-split (strided) layouts, and
-dropout draws equal to the fused kernel's. The backward runs from the flash forward's logsumexp.
-Devices without cooperative matrices (lavapipe) cannot run the kernel: those tests skip there, and
-one test checks that VKML_ATTENTION=flash runs as auto on them."""
+"""Scaled dot-product attention's flash kernels on cooperative matrices (VKML_ATTENTION=flash:
+the single-pass forward and the dq/dk/dv backward; flash-forward: the forward only), made
+mandatory by VKML_SDPA_COOPMAT=1, against CPU math attention in float64: float and bool masks,
+causal with L > S and L < S, grouped-query heads, head dims 64, 80, 96, 128 and 256 and one that
+takes the element-wise loads, head-split (strided) layouts, and dropout draws equal to the fused
+kernels'. Devices without cooperative matrices (lavapipe) cannot run the kernels: those tests skip
+there, and one test checks that VKML_ATTENTION=flash runs as auto on them."""
 
 import pytest
 import torch
@@ -15,6 +15,7 @@ from test_attention_gemm import kernels_during, keep_mask, make_inputs
 import torch_vkml
 
 FLASH_KERNELS = {"attention_flash_f16", "attention_flash_bf16"}
+FLASH_BACKWARD = {f"attention_flash_{m}_{t}" for m in ("dq", "dk", "dv") for t in ("f16", "bf16")}
 
 
 def flash_missing(dtype):
@@ -54,9 +55,20 @@ def test_flash_forward_against_math_float64(case, dtype, gen, fallback, flash_pa
         pytest.skip(reason)
     q, k, v, mask, kw = make_inputs(case, dtype, gen)
     results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
-    assert kernels & FLASH_KERNELS, kernels
-    assert "attention_fwd" not in kernels and "attention_rows_fwd" not in kernels, kernels
+    assert kernels & FLASH_KERNELS and len(kernels & FLASH_BACKWARD) == 3, kernels
+    assert not kernels & {"attention_fwd", "attention_rows_fwd", "attention_rows_bwd"}, kernels
     check(*results, dtype)
+
+
+def test_flash_forward_only(gen, fallback, vkml_config):
+    """flash-forward: the flash forward, and the backward of auto from its logsumexp."""
+    if reason := flash_missing(torch.float16):
+        pytest.skip(reason)
+    vkml_config.set("VKML_ATTENTION", "flash-forward")
+    q, k, v, mask, kw = make_inputs((2, 4, 2, 70, 90, 64, 64, True, None), torch.float16, gen)
+    results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
+    assert "attention_flash_f16" in kernels and not kernels & FLASH_BACKWARD, kernels
+    check(*results, torch.float16)
 
 
 @pytest.mark.parametrize("qblocks", ["1", "2"])
@@ -70,6 +82,26 @@ def test_flash_query_blocks(qblocks, gen, fallback, flash_path, vkml_config):
         results, kernels = kernels_during(lambda: run_sdpa(q, k, v, mask, **kw))
         assert "attention_flash_f16" in kernels, kernels
         check(*results, torch.float16)
+
+
+@pytest.mark.parametrize("hkv", [3, 1])
+def test_flash_dropout_gradients_match_the_fused_kernels(hkv, gen, fallback, vkml_config):
+    """Same seed: the flash kernels' output and gradients with dropout equal the fused kernels'."""
+    if reason := flash_missing(torch.float16):
+        pytest.skip(reason)
+    q, k, v, _, kw = make_inputs((2, 3, hkv, 45, 70, 32, 32, False, None), torch.float16, gen)
+    dout = torch.randn(2, 3, 45, 32, generator=gen).half().to("vkml")
+    runs = {}
+    for path, coopmat in (("fused", "0"), ("flash", "1")):
+        vkml_config.set("VKML_ATTENTION", path)
+        vkml_config.set("VKML_SDPA_COOPMAT", coopmat)
+        qv, kv, vv = (t.to("vkml").requires_grad_() for t in (q, k, v))
+        torch.manual_seed(5)
+        out = F.scaled_dot_product_attention(qv, kv, vv, dropout_p=0.25, **kw)
+        grads = torch.autograd.grad(out, (qv, kv, vv), dout)
+        runs[path] = [t.detach().cpu().double() for t in (out, *grads)]
+    for a, b in zip(runs["flash"], runs["fused"], strict=True):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2 * max(1.0, b.abs().max().item()))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
