@@ -1,0 +1,49 @@
+// torch_vkml._C's graph capture functions (torch_vkml/graphs.py): begin and end a capture on a
+// device, replay a graph, and capture pool handles.
+#include <torch/csrc/utils/pybind.h>
+
+#include "common/bridge.h"
+#include "vkml/graph.h"
+
+namespace py = pybind11;
+
+namespace torch_vkml {
+
+namespace device_graphs {
+
+// A capture pool as Python holds it (torch_vkml.graph_pool_handle()).
+struct PoolHandle {
+  std::shared_ptr<vkml::CapturePool> pool;
+};
+
+vkml::Device& graph_device(int index) { return core_device(static_cast<c10::DeviceIndex>(index)); }
+
+}  // namespace device_graphs
+
+void bind_graphs(py::module& m) {
+  using namespace device_graphs;
+  py::class_<PoolHandle, std::shared_ptr<PoolHandle>>(m, "_CapturePool");
+  py::class_<vkml::Graph, std::shared_ptr<vkml::Graph>>(m, "_Graph")
+      .def("replay", [](vkml::Graph& g) { translate_errors([&] { return g.replay(); }); })
+      .def_property_readonly("commands", &vkml::Graph::commands)
+      .def("pool", [](const vkml::Graph& g) { return std::make_shared<PoolHandle>(PoolHandle{g.pool()}); });
+  m.def("graph_pool_handle", [](int device) {
+    return std::make_shared<PoolHandle>(
+        PoolHandle{translate_errors([&] { return vkml::create_capture_pool(graph_device(device)); })});
+  });
+  m.def("capture_begin", [](int device, std::shared_ptr<PoolHandle> pool) {
+    translate_errors([&] {
+      vkml::begin_capture(graph_device(device), pool ? pool->pool : nullptr);
+      return 0;
+    });
+  }, py::arg("device"), py::arg("pool") = nullptr);
+  m.def("capture_end", [](int device) {
+    return std::shared_ptr<vkml::Graph>(
+        translate_errors([&] { return vkml::end_capture(graph_device(device)); }));
+  });
+  m.def("is_capturing", [](int device) {
+    return translate_errors([&] { return vkml::capturing(graph_device(device)); });
+  });
+}
+
+}  // namespace torch_vkml
