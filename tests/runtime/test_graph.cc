@@ -28,10 +28,10 @@ void record_chain(Device& dev, uint64_t x, uint64_t y, int64_t n, int steps) {
   uint64_t cur = x;
   for (int s = 0; s < steps; ++s) {
     uint64_t tmp = dev.allocate(n * 4);
-    ops::binary_scalar(dev, BinaryOp::Mul, desc(tmp, DType::kF32, {n}), desc(cur, DType::kF32, {n}),
+    ops::binary_scalar(dev, ops::BinaryOp::kMul, desc(tmp, DType::kF32, {n}), desc(cur, DType::kF32, {n}),
                        Scalar::from_double(2.0));
     const uint64_t out = s + 1 == steps ? y : tmp;
-    ops::binary_scalar(dev, BinaryOp::Add, desc(out, DType::kF32, {n}), desc(tmp, DType::kF32, {n}),
+    ops::binary_scalar(dev, ops::BinaryOp::kAdd, desc(out, DType::kF32, {n}), desc(tmp, DType::kF32, {n}),
                        Scalar::from_double(1.0));
     if (cur != x) dev.free(cur);
     cur = out;

@@ -33,11 +33,11 @@ def reset_replay_stats() -> None:
 
 
 class _Capture:
-    __slots__ = ("graph", "static_args", "outputs", "static_ptrs")
+    __slots__ = ("graph", "static_args", "outputs", "static_inputs")
 
-    def __init__(self, graph: Any, static_args: list, outputs: list, static_ptrs: list) -> None:
+    def __init__(self, graph: Any, static_args: list, outputs: list, static_inputs: Any) -> None:
         self.graph, self.static_args, self.outputs = graph, static_args, outputs
-        self.static_ptrs = static_ptrs
+        self.static_inputs = static_inputs
 
 
 class ReplayedGraph:
@@ -96,7 +96,7 @@ class ReplayedGraph:
         static_args = list(args)
         for i in self.copy_idxs:
             a = args[i]
-            if not torch._prims_common.is_non_overlapping_and_dense(a):
+            if not torch._prims_common.is_non_overlapping_and_dense_or_false(a):
                 return "overlapping or sparse input strides"
             s = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device)
             s.copy_(a)
@@ -110,9 +110,10 @@ class ReplayedGraph:
                 raise
             return "capture refused: " + str(e).splitlines()[0]
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        ptrs = [args[i].data_ptr() for i in self.static_list]
+        from .. import _C
+
         _stats["captures"] += 1
-        return _Capture(g, static_args, outputs, ptrs)
+        return _Capture(g, static_args, outputs, _C._StaticInputs(args, self.static_list))
 
     def __call__(self, args: list) -> Any:
         if self.kinds is None:
@@ -124,9 +125,7 @@ class ReplayedGraph:
             return self._plain(args, "an input requires grad")
         key = self._key(args)
         cap = self.captures.get(key)
-        if cap is not None and not isinstance(cap, str) and self.static_list and \
-                not torch._C._tensors_data_ptrs_at_indices_equal(args, cap.static_ptrs,
-                                                                  self.static_list):
+        if cap is not None and not isinstance(cap, str) and not cap.static_inputs.unchanged(args):
             _stats["recaptures: a static input moved"] += 1
             cap = None
         if cap is None:

@@ -109,3 +109,19 @@ def test_a_graph_that_reads_the_host_runs_plainly_with_a_reason():
     for v in (1.0, -1.0, 2.0):
         x = torch.tensor([v, 3.0, -2.0]).to(DEV)
         assert torch.equal(compiled(x).cpu(), f(x.cpu()))
+
+
+def test_a_capture_that_reads_the_host_runs_plainly_with_a_counted_reason():
+    def model(args):  # a boxed compiled graph that reads a value back to the host
+        (x,) = args
+        args.clear()
+        return [x * float(x.sum().item())]
+
+    graph = replay.ReplayedGraph(model, (), (), clone_outputs=False)
+    for v in (1.0, 2.0, 3.0):
+        out = graph([torch.full((3,), v, device=DEV)])[0]
+        assert torch.equal(out.cpu(), torch.full((3,), v * 3 * v))
+    stats = replay.replay_stats()
+    reasons = [k for k in stats if k.startswith("fallback: capture refused")]
+    assert len(reasons) == 1 and stats[reasons[0]] == 2, stats
+    assert "captures" not in stats and "replays" not in stats

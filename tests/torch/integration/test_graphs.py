@@ -2,6 +2,8 @@
 inputs hold at replay time, one submission per replay, forbidden work raises while capturing,
 and make_graphed_callables trains like eager."""
 
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
@@ -69,7 +71,7 @@ def test_small_model_forward(gen):
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                           nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(128, 10),
                           nn.LayerNorm(10), nn.Softmax(-1)).eval()
-    model_vkml = nn.Sequential(*[m for m in model]).to(DEV)
+    model_vkml = copy.deepcopy(model).to(DEV)
     ref_model = model.double()
     x = randn(4, 3, 16, 16, gen=gen).to(DEV)
     with torch.no_grad():

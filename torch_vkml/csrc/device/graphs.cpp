@@ -1,5 +1,6 @@
 // torch_vkml._C's graph capture functions (torch_vkml/graphs.py): begin and end a capture on a
 // device, replay a graph, and capture pool handles.
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include "common/bridge.h"
@@ -16,6 +17,23 @@ struct PoolHandle {
   std::shared_ptr<vkml::CapturePool> pool;
 };
 
+// The addresses a replayed compiled graph's static inputs had at capture (its parameters and
+// buffers): a call checks them in one pass instead of one Python call per tensor.
+struct StaticInputs {
+  std::vector<int64_t> indices;
+  std::vector<uint64_t> addresses;
+
+  bool unchanged(const py::list& args) const {
+    for (size_t k = 0; k < indices.size(); ++k) {
+      PyObject* o = PyList_GET_ITEM(args.ptr(), indices[k]);
+      if (!THPVariable_Check(o)) return false;
+      const at::Tensor& t = THPVariable_Unpack(o);
+      if (reinterpret_cast<uint64_t>(t.data_ptr()) != addresses[k]) return false;
+    }
+    return true;
+  }
+};
+
 vkml::Device& graph_device(int index) { return core_device(static_cast<c10::DeviceIndex>(index)); }
 
 }  // namespace device_graphs
@@ -23,6 +41,16 @@ vkml::Device& graph_device(int index) { return core_device(static_cast<c10::Devi
 void bind_graphs(py::module& m) {
   using namespace device_graphs;
   py::class_<PoolHandle, std::shared_ptr<PoolHandle>>(m, "_CapturePool");
+  py::class_<StaticInputs>(m, "_StaticInputs")
+      .def(py::init([](const py::list& args, std::vector<int64_t> indices) {
+        StaticInputs s{std::move(indices), {}};
+        for (int64_t i : s.indices) {
+          s.addresses.push_back(reinterpret_cast<uint64_t>(
+              THPVariable_Unpack(PyList_GET_ITEM(args.ptr(), i)).data_ptr()));
+        }
+        return s;
+      }))
+      .def("unchanged", &StaticInputs::unchanged);
   py::class_<vkml::Graph, std::shared_ptr<vkml::Graph>>(m, "_Graph")
       .def("replay", [](vkml::Graph& g) { translate_errors([&] { return g.replay(); }); })
       .def_property_readonly("commands", &vkml::Graph::commands)
