@@ -24,7 +24,8 @@ WARMUP_CALLS = 1
 
 
 def replay_stats() -> dict[str, int]:
-    """Counts: "captures", "replays", and "fallback: <reason>" for calls that ran plainly."""
+    """Counts: "captures", "replays", "input copies" (into the captured inputs before a replay)
+    and "fallback: <reason>" for calls that ran plainly."""
     return dict(_stats)
 
 
@@ -137,14 +138,17 @@ class ReplayedGraph:
         if isinstance(cap, str):
             return self._plain(args, cap)
         static = cap.static_args
+        copies = 0
         for i in self.copy_idxs:
             if static[i].data_ptr() != args[i].data_ptr():
                 static[i].copy_(args[i])
+                copies += 1
         cap.graph.replay()
         for i in self.mutated_idxs:
             if i in self.copy_idxs:
                 args[i].copy_(static[i])
         _stats["replays"] += 1
+        _stats["input copies"] += copies
         args.clear()
         if self.clone_outputs:
             return [o.clone() if isinstance(o, torch.Tensor) else o for o in cap.outputs]
@@ -171,11 +175,12 @@ def patch_post_compile() -> None:
             return
         if self.current_callable is None or isinstance(self.current_callable, ReplayedGraph):
             return
+        # Inductor keeps the compile's static inputs and kind in fx_kwargs.
+        kw = {**graph_kwargs, **(getattr(self, "fx_kwargs", None) or {})}
         self.current_callable = ReplayedGraph(
-            self.current_callable, graph_kwargs.get("static_input_idxs", ()),
+            self.current_callable, kw.get("static_input_idxs", ()),
             getattr(self, "mutated_input_idxs", ()),
-            clone_outputs=not graph_kwargs.get("is_inference", False) and
-            not graph_kwargs.get("is_backward", False))
+            clone_outputs=not kw.get("is_inference", False) and not kw.get("is_backward", False))
 
     CompiledFxGraph.post_compile = post_compile
     CompiledFxGraph._vkml_replay_patched = True

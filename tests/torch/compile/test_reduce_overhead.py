@@ -51,6 +51,8 @@ def test_inference_replays_with_new_values_and_recaptures_on_a_new_shape():
     assert stats.get("captures", 0) >= 2, stats  # one per shape
     assert stats.get("replays", 0) >= 4, stats
     assert not any(k.startswith("fallback") for k in stats), stats
+    # Parameters are read in place: a replay copies the one input, x.
+    assert stats["input copies"] == stats["replays"], stats
 
 
 def test_outputs_of_earlier_calls_are_overwritten_like_cuda_graphs():
