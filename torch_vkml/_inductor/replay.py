@@ -53,7 +53,7 @@ class ReplayedGraph:
         self.clone_outputs = clone_outputs
         self.static_idxs = set(static_input_idxs or ())
         self.mutated_idxs = sorted(mutated_input_idxs or ())
-        self.kinds: list[str] | None = None  # per input: static, copy, int
+        self.kinds: list[str] | None = None  # per input: static, copy, int, value, other
         self.copy_idxs: list[int] = []
         self.static_list: list[int] = []
         self.refusal = ""  # set when no input layout can ever be captured
@@ -63,7 +63,9 @@ class ReplayedGraph:
     def _classify(self, args: list) -> None:
         kinds = []
         for i, a in enumerate(args):
-            if isinstance(a, torch.Tensor):
+            if isinstance(a, torch.Tensor) and a.device.type == "cpu" and a.dim() == 0:
+                kinds.append("value")  # read on the host at capture: part of the key
+            elif isinstance(a, torch.Tensor):
                 if a.device.type != "vkml":
                     self.refusal = f"{a.device.type} tensor input"
                 kinds.append("static" if i in self.static_idxs else "copy")
@@ -84,6 +86,8 @@ class ReplayedGraph:
         for i, k in enumerate(self.kinds):
             if k == "int":
                 key.append(int(args[i]))
+            elif k == "value":
+                key.append((args[i].dtype, args[i].item()))
         return tuple(key)
 
     def _plain(self, args: list, reason: str) -> Any:

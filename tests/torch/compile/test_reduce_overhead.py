@@ -127,3 +127,17 @@ def test_a_capture_that_reads_the_host_runs_plainly_with_a_counted_reason():
     reasons = [k for k in stats if k.startswith("fallback: capture refused")]
     assert len(reasons) == 1 and stats[reasons[0]] == 2, stats
     assert "captures" not in stats and "replays" not in stats
+
+
+def test_cpu_scalar_inputs_are_part_of_the_key():
+    def model(args):  # a boxed graph that reads a 0-dimensional CPU tensor on the host
+        x, s = args
+        args.clear()
+        return [x * float(s) + 1]
+
+    graph = replay.ReplayedGraph(model, (), (), clone_outputs=False)
+    for v in (2.0, 2.0, 2.0, 3.0, 3.0, 3.0, 2.0):
+        out = graph([torch.ones(4, device=DEV), torch.tensor(v)])[0]
+        assert torch.equal(out.cpu(), torch.full((4,), v + 1))
+    stats = replay.replay_stats()
+    assert stats["captures"] == 2 and stats["replays"] == 5, stats

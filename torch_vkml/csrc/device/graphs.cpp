@@ -11,10 +11,17 @@ namespace py = pybind11;
 namespace torch_vkml {
 
 namespace device_graphs {
+// The types Python holds have internal linkage, as pybind11's own (hidden) types do.
+namespace {
 
 // A capture pool as Python holds it (torch_vkml.graph_pool_handle()).
 struct PoolHandle {
   std::shared_ptr<vkml::CapturePool> pool;
+};
+
+// A captured graph as Python holds it (torch_vkml.VkmlGraph).
+struct GraphHandle {
+  std::shared_ptr<vkml::Graph> graph;
 };
 
 // The addresses a replayed compiled graph's static inputs had at capture (its parameters and
@@ -34,6 +41,8 @@ struct StaticInputs {
   }
 };
 
+}  // namespace
+
 vkml::Device& graph_device(int index) { return core_device(static_cast<c10::DeviceIndex>(index)); }
 
 }  // namespace device_graphs
@@ -51,10 +60,12 @@ void bind_graphs(py::module& m) {
         return s;
       }))
       .def("unchanged", &StaticInputs::unchanged);
-  py::class_<vkml::Graph, std::shared_ptr<vkml::Graph>>(m, "_Graph")
-      .def("replay", [](vkml::Graph& g) { translate_errors([&] { return g.replay(); }); })
-      .def_property_readonly("commands", &vkml::Graph::commands)
-      .def("pool", [](const vkml::Graph& g) { return std::make_shared<PoolHandle>(PoolHandle{g.pool()}); });
+  py::class_<GraphHandle>(m, "_Graph")
+      .def("replay", [](GraphHandle& h) { translate_errors([&] { return h.graph->replay(); }); })
+      .def_property_readonly("commands", [](const GraphHandle& h) { return h.graph->commands(); })
+      .def("pool", [](const GraphHandle& h) {
+        return std::make_shared<PoolHandle>(PoolHandle{h.graph->pool()});
+      });
   m.def("graph_pool_handle", [](int device) {
     return std::make_shared<PoolHandle>(
         PoolHandle{translate_errors([&] { return vkml::create_capture_pool(graph_device(device)); })});
@@ -66,8 +77,8 @@ void bind_graphs(py::module& m) {
     });
   }, py::arg("device"), py::arg("pool") = nullptr);
   m.def("capture_end", [](int device) {
-    return std::shared_ptr<vkml::Graph>(
-        translate_errors([&] { return vkml::end_capture(graph_device(device)); }));
+    return GraphHandle{std::shared_ptr<vkml::Graph>(
+        translate_errors([&] { return vkml::end_capture(graph_device(device)); }))};
   });
   m.def("is_capturing", [](int device) {
     return translate_errors([&] { return vkml::capturing(graph_device(device)); });
