@@ -2,6 +2,7 @@
 // submit once whatever the number of commands, keep their memory, and refuse host work while
 // capturing.
 #include "vkml/elementwise.h"
+#include "vkml/gemm.h"
 #include "vkml/graph.h"
 #include "test_util.h"
 
@@ -92,6 +93,22 @@ TEST_F(GraphTest, HostWorkInCaptureRaisesAndTheCaptureEnds) {
   EXPECT_FALSE(capturing(dev()));
   EXPECT_THROW(end_capture(dev()), CaptureError);
   dev().synchronize();  // the stream works again
+}
+
+TEST_F(GraphTest, BudgetSlicesInCaptureRaise) {
+  // A GEMM larger than the submit budget runs in slices, each submitted on its own: that cannot
+  // be one replayed submission.
+  SubmitBudgetScope budget(dev().stream(), 1e-9);
+  const int64_t m = 16, n = 16, k = 16;
+  DeviceBuffer a(dev(), m * k * 4), b(dev(), k * n * 4), c(dev(), m * n * 4);
+  ops::GemmDesc g;
+  g.m = m, g.n = n, g.k = k;
+  g.a = {a.address, k, 1};
+  g.b = {b.address, n, 1};
+  g.c = {c.address, n, 1};
+  begin_capture(dev());
+  EXPECT_THROW(ops::gemm(dev(), g), CaptureError);
+  end_capture(dev());
 }
 
 TEST_F(GraphTest, ReplayInCaptureRaises) {
