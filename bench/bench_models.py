@@ -13,6 +13,9 @@ that a fast wrong answer cannot pass for a result.
 --compile also times every model under torch.compile (default backend) on vkml and on CUDA, with
 the first call's compile time from empty caches (cold) and again from the caches on disk after
 torch._dynamo.reset() (warm).
+--replay times torch.compile(mode="reduce-overhead") (graph replay) too: with --compile every
+model, and always GPT-2-small's decode step (batch 1, a static key/value cache): host time per
+call, ms per call and greedy-decoding tokens/s, eager, compiled and replayed, on vkml and CUDA.
 """
 
 from __future__ import annotations
@@ -46,10 +49,11 @@ from bench.timing import (
 
 
 COMPILE = False  # --compile: factories wrap the model in torch.compile
+COMPILE_MODE = None  # torch.compile's mode ("reduce-overhead": graph replay)
 
 
 def maybe_compiled(m: torch.nn.Module):
-    return torch.compile(m) if COMPILE else m
+    return torch.compile(m, mode=COMPILE_MODE) if COMPILE else m
 
 
 def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
@@ -156,6 +160,8 @@ def run_reference_child(args, *flags: str) -> None:
         cmd.append("--cuda-no-tf32")
     if args.compile:
         cmd.append("--compile")
+    if args.replay:
+        cmd.append("--replay")
     if args.warmup_seconds is not None:
         cmd += ["--warmup-seconds", str(args.warmup_seconds)]
     subprocess.run(cmd, check=True)
@@ -209,11 +215,11 @@ def time_one(make, device: str, kind: str, repeat: int, diagnose: str = "",
     return ms, loss, first_ms
 
 
-def time_compiled(make, device: str, kind: str, repeat: int) -> dict:
+def time_compiled(make, device: str, kind: str, repeat: int, mode: str | None = None) -> dict:
     """The workload under torch.compile: median ms, first-step loss, and the first call's ms from
     empty caches (cold) and from the caches on disk after torch._dynamo.reset() (warm)."""
-    global COMPILE
-    COMPILE = True
+    global COMPILE, COMPILE_MODE
+    COMPILE, COMPILE_MODE = True, mode
     try:
         ms, loss, cold = time_one(make, device, kind, repeat)
         torch._dynamo.reset()
@@ -223,7 +229,8 @@ def time_compiled(make, device: str, kind: str, repeat: int) -> dict:
         sync_for(device)()
         warm = (time.perf_counter() - t0) * 1e3
     finally:
-        COMPILE = False
+        COMPILE, COMPILE_MODE = False, None
+        torch._dynamo.reset()
     return {"ms": ms, "loss": loss, "cold_ms": cold, "warm_ms": warm}
 
 
@@ -234,7 +241,72 @@ def use_fresh_compile_caches() -> None:
     os.environ["VKML_CACHE_DIR"] = os.path.join(root, "vkml")
 
 
-def report_compiled(chosen, timed, refs, ref: str, repeat: int, results: list) -> None:
+def decode_timings(device: str, small: bool) -> dict:
+    """GPT-2-small's decode step (small: a narrow two-layer GPT), batch 1, static key/value
+    cache, per mode (eager, compiled, replay = reduce-overhead): host us per call (until the call
+    returns, no synchronisation), ms per call (synchronised at the end) and tokens/s of greedy
+    decoding that stays on the device (argmax fed back, position advanced on the device)."""
+    torch.manual_seed(0)
+    gpt = md.GPT(512, 128, 64, 2, 4) if small else md.GPT()
+    length, steps = (128, 60) if small else (1024, 200)
+    sync = sync_for(device)
+    out = {}
+    for mode in ("eager", "compiled", "replay"):
+        dec = md.GPTDecode(copy.deepcopy(gpt), 1, length).to(device).eval()
+        fn = dec if mode == "eager" else torch.compile(
+            dec, mode="reduce-overhead" if mode == "replay" else None)
+        idx = torch.zeros(1, 1, dtype=torch.long, device=device)
+        pos = torch.zeros(1, dtype=torch.long, device=device)
+        with torch.no_grad():
+            for _ in range(4):  # compile, warm-up, capture
+                fn(idx, pos)
+            sync()
+            host = 0.0
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                h0 = time.perf_counter()
+                fn(idx, pos)
+                host += time.perf_counter() - h0
+            sync()
+            total = time.perf_counter() - t0
+            pos.zero_()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                idx.copy_(fn(idx, pos).argmax(-1, keepdim=True))
+                pos.add_(1)
+            sync()
+            tps = steps / (time.perf_counter() - t0)
+        out[mode] = {"host_us": host / steps * 1e6, "ms": total / steps * 1e3, "tokens_s": tps}
+        torch._dynamo.reset()
+    if device == "vkml":
+        from torch_vkml._inductor.replay import replay_stats
+
+        out["replay_stats"] = replay_stats()
+    return out
+
+
+def report_decode(small: bool, refs: dict, ref: str, results: list) -> None:
+    vk = decode_timings("vkml", small)
+    rf = refs.get("decode", {})
+    name = "gpt2s_decode_step_b1" if not small else "gpt_small_decode_step_b1"
+    print(f"decode step {name}: host us per call / ms per call / greedy tokens per s")
+    for mode in ("eager", "compiled", "replay"):
+        for dev, t in (("vkml", vk.get(mode)), (ref, rf.get(mode))):
+            if t:
+                print(f"  {dev:5s} {mode:9s} {t['host_us']:9.1f} us {t['ms']:8.3f} ms "
+                      f"{t['tokens_s']:9.1f} tok/s", flush=True)
+    print(f"  vkml replay counters: {vk.get('replay_stats')}")
+    for mode in ("eager", "compiled", "replay"):
+        r = rf.get(mode, {"ms": float("nan"), "host_us": float("nan"), "tokens_s": float("nan")})
+        results.append(Result("decode", f"{name}_{mode}", "", 0.0, vk[mode]["ms"], r["ms"], ref,
+                              {"host_us_vkml": vk[mode]["host_us"], "host_us_ref": r["host_us"],
+                               "tokens_s_vkml": vk[mode]["tokens_s"],
+                               "tokens_s_ref": r["tokens_s"]}))
+
+
+def report_compiled(chosen, timed, refs, ref: str, repeat: int, results: list,
+                    replay: bool = False) -> None:
     """One line per model: vkml compiled and eager beside the reference's eager and compiled."""
     print(f"torch.compile: {'model':34s} {'vkml comp':>10s} {'vkml eager':>10s} "
           f"{ref + ' eager':>11s} {ref + ' comp':>10s}  compile cold/warm s (vkml; {ref})")
@@ -253,6 +325,12 @@ def report_compiled(chosen, timed, refs, ref: str, repeat: int, results: list) -
                  "compile_cold_ms_ref": r["cold_ms"], "compile_warm_ms_ref": r["warm_ms"],
                  "loss_vkml": c["loss"], "loss_ref": r["loss"]}
         results.append(Result("model_compiled", name, "", 0.0, c["ms"], r["ms"], ref, extra))
+        if replay:
+            c = time_compiled(make, "vkml", kind, repeat, "reduce-overhead")
+            r = refs.get(name + ":replay", {"ms": float("nan")})
+            print(f"torch.compile reduce-overhead: {name:34s} vkml {c['ms']:10.2f} ms, "
+                  f"{ref} {r['ms']:10.2f} ms", flush=True)
+            results.append(Result("model_replay", name, "", 0.0, c["ms"], r["ms"], ref, {}))
 
 
 def profile_kernels(args) -> None:
@@ -323,6 +401,10 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true",
                     help="also time each model under torch.compile, with cold and warm compile "
                     "times, on vkml and the reference")
+    ap.add_argument("--replay", action="store_true",
+                    help="also time torch.compile(mode=\"reduce-overhead\") (graph replay): every "
+                    "model with --compile, and GPT-2-small's decode step (host time per call, "
+                    "tokens/s)")
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     add_timing_args(ap)
@@ -344,6 +426,11 @@ def main() -> None:
         if args.compile:
             for name, make, kind in selected(args):
                 out[name + ":compiled"] = time_compiled(make, ref, kind, args.repeat)
+                if args.replay:
+                    out[name + ":replay"] = time_compiled(make, ref, kind, args.repeat,
+                                                          "reduce-overhead")
+        if args.replay:
+            out["decode"] = decode_timings(ref, args.small)
         json.dump(out, open(args.reference_only, "w"))
         return
     import torch_vkml
@@ -386,7 +473,10 @@ def main() -> None:
               f"allocations in {detail[4]:.0f} ms")
         results.append(r)
     if args.compile:
-        report_compiled(chosen, timed, {} if args.vkml_only else refs, ref, args.repeat, results)
+        report_compiled(chosen, timed, {} if args.vkml_only else refs, ref, args.repeat, results,
+                        args.replay)
+    if args.replay:
+        report_decode(args.small, {} if args.vkml_only else refs, ref, results)
     fallbacks = sum(torch_vkml.fallback_stats().values()) - before
     print(f"CPU fallbacks during the model benchmarks: {fallbacks} {torch_vkml.fallback_stats()}")
     if args.json:

@@ -142,3 +142,33 @@ class GPT(nn.Module):
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         pos = torch.arange(idx.shape[1], device=idx.device)
         return self.head(self.norm(self.blocks(self.tok(idx) + self.pos(pos))))
+
+
+class GPTDecode(nn.Module):
+    """One token per call through a GPT's weights, with a static key/value cache written at
+    `pos`: every call has the same shapes, the form that torch.compile's graph replay
+    (mode="reduce-overhead") captures once and replays."""
+
+    def __init__(self, gpt: GPT, batch: int, length: int) -> None:
+        super().__init__()
+        self.gpt = gpt
+        heads, dim = gpt.blocks[0].heads, gpt.norm.normalized_shape[0]
+        shape = (len(gpt.blocks), batch, heads, length, dim // heads)
+        self.register_buffer("k", torch.zeros(shape))
+        self.register_buffer("v", torch.zeros(shape))
+
+    def forward(self, idx: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """idx: (batch, 1) token ids; pos: (1,) their position. Returns (batch, vocab) logits."""
+        g = self.gpt
+        x = g.tok(idx) + g.pos(pos)
+        b, _, d = x.shape
+        visible = torch.arange(self.k.shape[3], device=x.device) <= pos
+        for i, blk in enumerate(g.blocks):
+            q, k, v = blk.qkv(blk.ln1(x)).view(b, 1, 3, blk.heads, d // blk.heads).unbind(2)
+            self.k[i].index_copy_(2, pos, k.transpose(1, 2))
+            self.v[i].index_copy_(2, pos, v.transpose(1, 2))
+            y = F.scaled_dot_product_attention(q.transpose(1, 2), self.k[i], self.v[i],
+                                               attn_mask=visible)
+            x = x + blk.proj(y.transpose(1, 2).reshape(b, 1, d))
+            x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x))))
+        return g.head(g.norm(x))[:, -1]

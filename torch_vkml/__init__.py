@@ -62,6 +62,19 @@ _unsupported = [torch.complex32, torch.complex64, torch.complex128, torch.quint8
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True, unsupported_dtype=_unsupported)
 
+from . import graphs  # noqa: E402  (torch.cuda.graphs' counterpart, also as torch.vkml.graphs)
+from .graphs import (  # noqa: E402,F401
+    VkmlGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
+
+for _name in graphs.__all__:
+    setattr(vkml, _name, getattr(graphs, _name))
+vkml.graphs = graphs
+
 from . import distributed  # noqa: E402,F401  (registers the "vkml" torch.distributed backend)
 from . import config  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401

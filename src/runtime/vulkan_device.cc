@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "allocator.h"
+#include "capture_pool.h"
 #include "pipeline_cache.h"
 #include "vkml/errors.h"
 #include "vkml/config.h"
@@ -247,8 +248,43 @@ Device::~Device() {
 
 uint64_t Device::allocate(uint64_t bytes) {
   vk_->check_alive();
+  if (vk_->pool_count.load(std::memory_order_acquire) > 0) {
+    std::shared_ptr<CapturePool> pool;
+    {
+      std::lock_guard<std::mutex> lock(vk_->pools_mutex);
+      pool = vk_->capture_pool;
+    }
+    if (pool) {
+      if (uint64_t address = pool->reuse(bytes)) return address;
+      const uint64_t address = allocator_->allocate(bytes);
+      pool->adopt(address, bytes);
+      return address;
+    }
+  }
   return allocator_->allocate(bytes);
 }
+
+void Device::free(uint64_t address) {
+  if (vk_->pool_count.load(std::memory_order_acquire) > 0) {
+    std::vector<std::shared_ptr<CapturePool>> alive;  // released after the lock
+    std::lock_guard<std::mutex> lock(vk_->pools_mutex);
+    for (auto& weak : vk_->pools) {
+      if (auto pool = weak.lock()) alive.push_back(std::move(pool));
+    }
+    for (auto& pool : alive) {
+      if (pool->take_back(address)) return;
+    }
+    std::erase_if(vk_->pools, [](const std::weak_ptr<CapturePool>& w) { return w.expired(); });
+    vk_->pool_count.store(vk_->pools.size(), std::memory_order_release);
+    if (vk_->capture_pool) {  // the captured commands may still use it
+      vk_->capture_pool->defer_free(address);
+      return;
+    }
+  }
+  allocator_->free(address);
+}
+
+
 
 bool Device::lost() const { return vk_->lost.load(std::memory_order_acquire); }
 
@@ -262,7 +298,6 @@ void Device::recover_injected_loss() {
   vk_->lost_call.clear();
   vk_->lost.store(false, std::memory_order_release);
 }
-void Device::free(uint64_t address) { allocator_->free(address); }
 MemoryStats Device::memory_stats() const { return allocator_->stats(); }
 void Device::reset_peak_memory_stats() { allocator_->reset_peak(); }
 void Device::empty_cache() { allocator_->empty_cache(); }

@@ -2,8 +2,10 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "vkml/device.h"
 #include "vulkan_api.h"
@@ -19,6 +21,8 @@ struct RawBuffer {
   void* mapped = nullptr;
   explicit operator bool() const { return buffer != VK_NULL_HANDLE; }
 };
+
+class CapturePool;
 
 struct VulkanDevice {
   VkInstance instance = VK_NULL_HANDLE;
@@ -46,6 +50,14 @@ struct VulkanDevice {
   bool lost_injected = false;  // the loss came from inject_loss (a test may recover from it)
   std::mutex lost_mutex;       // guards lost_call and lost_injected
   std::string lost_call;       // the call that reported the loss
+
+  // Graph capture (vkml/graph.h, capture_pool.h): the capture pools alive (weak: a pool goes
+  // with its last graph or handle) and the one allocations come from while capturing.
+  // `pool_count` lets Device::free skip the lock when there is none.
+  std::mutex pools_mutex;
+  std::vector<std::weak_ptr<CapturePool>> pools;
+  std::shared_ptr<CapturePool> capture_pool;
+  std::atomic<size_t> pool_count{0};
 
   // Throws DeviceLostError when the device was lost.
   void check_alive() {

@@ -84,6 +84,9 @@ def register_backend() -> None:
         _register_dynamo_interface(device_interface)
         _patch_scatter_fallbacks()
         from . import codegen_config
+        from .replay import patch_post_compile
+
+        patch_post_compile()
 
         extra = {}
         if "device_custom_config" in inspect.signature(register_backend_for_device).parameters:

@@ -74,6 +74,7 @@ py::dict memory_stats(int index) {
 
 void register_embedding_renorm();  // ops/embedding/embedding.cpp
 int extend_autograd_device_queues();  // device/engine_queues.cpp
+void bind_graphs(py::module& m);      // device/graphs.cpp
 
 }  // namespace torch_vkml
 
@@ -83,6 +84,7 @@ PYBIND11_MODULE(_C, m) {
   torch_vkml::extend_autograd_device_queues();
   using namespace torch_vkml;
   m.doc() = "vkml: PyTorch device on Vulkan compute";
+  bind_graphs(m);
   // Parses the settings; torch_vkml's import calls it, so that a bad VKML_* value fails the
   // import with a ValueError naming it, before any device exists.
   m.def("check_config", [] {
