@@ -14,8 +14,9 @@ that a fast wrong answer cannot pass for a result.
 the first call's compile time from empty caches (cold) and again from the caches on disk after
 torch._dynamo.reset() (warm).
 --replay times torch.compile(mode="reduce-overhead") (graph replay) too: with --compile every
-model, and always GPT-2-small's decode step (batch 1, a static key/value cache): host time per
-call, ms per call and greedy-decoding tokens/s, eager, compiled and replayed, on vkml and CUDA.
+model, and always the decode steps of GPT-2-small and SmolLM2-135M (random weights from their
+configurations; batch 1, a static key/value cache): host time per call, ms per call and greedy
+decoding tokens/s, eager, compiled and replayed, on vkml and CUDA.
 """
 
 from __future__ import annotations
@@ -241,26 +242,49 @@ def use_fresh_compile_caches() -> None:
     os.environ["VKML_CACHE_DIR"] = os.path.join(root, "vkml")
 
 
-def decode_timings(device: str, small: bool) -> dict:
-    """GPT-2-small's decode step (small: a narrow two-layer GPT), batch 1, static key/value
-    cache, per mode (eager, compiled, replay = reduce-overhead): host us per call (until the call
-    returns, no synchronisation), ms per call (synchronised at the end) and tokens/s of greedy
-    decoding that stays on the device (argmax fed back, position advanced on the device)."""
+def decoders(small: bool) -> dict:
+    """Decode-step models (forward(idx (batch, 1), pos (1,)) -> logits, static key/value cache),
+    batch 1, with their cache length and timed steps: GPT-2-small and SmolLM2-135M's Llama
+    configuration (small: narrow two-layer versions), random weights."""
     torch.manual_seed(0)
-    gpt = md.GPT(512, 128, 64, 2, 4) if small else md.GPT()
-    length, steps = (128, 60) if small else (1024, 200)
+    if small:
+        return {"gpt2s_small": (md.GPTDecode(md.GPT(512, 128, 64, 2, 4), 1, 128), 60),
+                "smollm2_small": (md.LlamaDecode(1, 128, 512, 64, 2, 4, 2, 128), 60)}
+    return {"gpt2s": (md.GPTDecode(md.GPT(), 1, 1024), 200),
+            "smollm2_135m": (md.LlamaDecode(1, 1024), 200)}
+
+
+def decode_timings(device: str, small: bool) -> dict:
+    """Per decode-step model (decoders()) and mode (eager, compiled, replay = reduce-overhead):
+    host us per call (until the call returns, no synchronisation), ms per call (synchronised at
+    the end), tokens/s of greedy decoding that stays on the device (argmax fed back, position
+    advanced on the device), and the largest difference of the first logits from eager's, so
+    that a fast wrong answer shows."""
+    out = {}
+    for name, (model, steps) in decoders(small).items():
+        out[name] = decode_modes(model, device, steps)
+    if device == "vkml":
+        from torch_vkml._inductor.replay import replay_stats
+
+        out["replay_stats"] = replay_stats()
+    return out
+
+
+def decode_modes(model: torch.nn.Module, device: str, steps: int) -> dict:
     sync = sync_for(device)
     out = {}
     for mode in ("eager", "compiled", "replay"):
-        dec = md.GPTDecode(copy.deepcopy(gpt), 1, length).to(device).eval()
+        dec = copy.deepcopy(model).to(device).eval()
         fn = dec if mode == "eager" else torch.compile(
             dec, mode="reduce-overhead" if mode == "replay" else None)
         idx = torch.zeros(1, 1, dtype=torch.long, device=device)
         pos = torch.zeros(1, dtype=torch.long, device=device)
         with torch.no_grad():
             for _ in range(4):  # compile, warm-up, capture
-                fn(idx, pos)
-            sync()
+                logits = fn(idx, pos)
+            logits = logits.float().cpu()  # position 0 after each call: the same logits
+            if mode == "eager":
+                eager_logits = logits
             host = 0.0
             t0 = time.perf_counter()
             for _ in range(steps):
@@ -277,32 +301,31 @@ def decode_timings(device: str, small: bool) -> dict:
                 pos.add_(1)
             sync()
             tps = steps / (time.perf_counter() - t0)
-        out[mode] = {"host_us": host / steps * 1e6, "ms": total / steps * 1e3, "tokens_s": tps}
+        out[mode] = {"host_us": host / steps * 1e6, "ms": total / steps * 1e3, "tokens_s": tps,
+                     "max_diff": float((logits - eager_logits).abs().max())}
         torch._dynamo.reset()
-    if device == "vkml":
-        from torch_vkml._inductor.replay import replay_stats
-
-        out["replay_stats"] = replay_stats()
     return out
 
 
 def report_decode(small: bool, refs: dict, ref: str, results: list) -> None:
     vk = decode_timings("vkml", small)
     rf = refs.get("decode", {})
-    name = "gpt2s_decode_step_b1" if not small else "gpt_small_decode_step_b1"
-    print(f"decode step {name}: host us per call / ms per call / greedy tokens per s")
-    for mode in ("eager", "compiled", "replay"):
-        for dev, t in (("vkml", vk.get(mode)), (ref, rf.get(mode))):
-            if t:
-                print(f"  {dev:5s} {mode:9s} {t['host_us']:9.1f} us {t['ms']:8.3f} ms "
-                      f"{t['tokens_s']:9.1f} tok/s", flush=True)
+    nan = {"ms": float("nan"), "host_us": float("nan"), "tokens_s": float("nan")}
+    for name in decoders(small):
+        print(f"decode step {name}, batch 1: host us per call / ms per call / greedy tokens per s")
+        for mode in ("eager", "compiled", "replay"):
+            for dev, t in (("vkml", vk[name][mode]), (ref, rf.get(name, {}).get(mode))):
+                if t:
+                    print(f"  {dev:5s} {mode:9s} {t['host_us']:9.1f} us {t['ms']:8.3f} ms "
+                          f"{t['tokens_s']:9.1f} tok/s  logits vs eager {t['max_diff']:.2g}",
+                          flush=True)
+            r = rf.get(name, {}).get(mode, nan)
+            results.append(Result("decode", f"{name}_decode_{mode}", "", 0.0, vk[name][mode]["ms"],
+                                  r["ms"], ref, {"host_us_vkml": vk[name][mode]["host_us"],
+                                                 "host_us_ref": r["host_us"],
+                                                 "tokens_s_vkml": vk[name][mode]["tokens_s"],
+                                                 "tokens_s_ref": r["tokens_s"]}))
     print(f"  vkml replay counters: {vk.get('replay_stats')}")
-    for mode in ("eager", "compiled", "replay"):
-        r = rf.get(mode, {"ms": float("nan"), "host_us": float("nan"), "tokens_s": float("nan")})
-        results.append(Result("decode", f"{name}_{mode}", "", 0.0, vk[mode]["ms"], r["ms"], ref,
-                              {"host_us_vkml": vk[mode]["host_us"], "host_us_ref": r["host_us"],
-                               "tokens_s_vkml": vk[mode]["tokens_s"],
-                               "tokens_s_ref": r["tokens_s"]}))
 
 
 def report_compiled(chosen, timed, refs, ref: str, repeat: int, results: list,
@@ -403,8 +426,8 @@ def main() -> None:
                     "times, on vkml and the reference")
     ap.add_argument("--replay", action="store_true",
                     help="also time torch.compile(mode=\"reduce-overhead\") (graph replay): every "
-                    "model with --compile, and GPT-2-small's decode step (host time per call, "
-                    "tokens/s)")
+                    "model with --compile, and the decode steps of GPT-2-small and SmolLM2-135M "
+                    "(host time per call, tokens/s)")
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     add_timing_args(ap)

@@ -172,3 +172,62 @@ class GPTDecode(nn.Module):
             x = x + blk.proj(y.transpose(1, 2).reshape(b, 1, d))
             x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x))))
         return g.head(g.norm(x))[:, -1]
+
+
+class LlamaDecode(nn.Module):
+    """A Llama-architecture decoder (RMSNorm, rotary positions, grouped-query attention, SiLU-gated
+    MLP, tied embeddings) stepping one token per call with a static key/value cache, built from
+    its configuration with random weights. The defaults are SmolLM2-135M's configuration."""
+
+    def __init__(self, batch: int = 1, length: int = 1024, vocab: int = 49152, dim: int = 576,
+                 depth: int = 30, heads: int = 9, kv_heads: int = 3, hidden: int = 1536,
+                 rope_theta: float = 10000.0, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, dim // heads
+        self.tok = nn.Embedding(vocab, dim)
+        self.layers = nn.ModuleList()
+        for _ in range(depth):
+            layer = nn.Module()
+            layer.ln1, layer.ln2 = nn.RMSNorm(dim, eps=eps), nn.RMSNorm(dim, eps=eps)
+            layer.q = nn.Linear(dim, heads * self.hd, bias=False)
+            layer.kv = nn.Linear(dim, 2 * kv_heads * self.hd, bias=False)
+            layer.o = nn.Linear(heads * self.hd, dim, bias=False)
+            layer.gate_up = nn.Linear(dim, 2 * hidden, bias=False)
+            layer.down = nn.Linear(hidden, dim, bias=False)
+            self.layers.append(layer)
+        self.norm = nn.RMSNorm(dim, eps=eps)
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.normal_(p, std=0.02)
+        inv = 1.0 / rope_theta ** (torch.arange(0, self.hd, 2).float() / self.hd)
+        angles = torch.outer(torch.arange(length).float(), inv)
+        self.register_buffer("cos", torch.cat([angles.cos(), angles.cos()], -1))
+        self.register_buffer("sin", torch.cat([angles.sin(), angles.sin()], -1))
+        shape = (depth, batch, kv_heads, length, self.hd)
+        self.register_buffer("k", torch.zeros(shape))
+        self.register_buffer("v", torch.zeros(shape))
+
+    def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+    def forward(self, idx: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """idx: (batch, 1) token ids; pos: (1,) their position. Returns (batch, vocab) logits."""
+        x = self.tok(idx)
+        b = x.shape[0]
+        cos, sin = self.cos[pos], self.sin[pos]  # (1, head dim)
+        visible = torch.arange(self.k.shape[3], device=x.device) <= pos
+        group = self.heads // self.kv_heads
+        for i, layer in enumerate(self.layers):
+            h = layer.ln1(x)
+            q = self._rotate(layer.q(h).view(b, 1, self.heads, self.hd), cos, sin)
+            k, v = layer.kv(h).view(b, 1, 2, self.kv_heads, self.hd).unbind(2)
+            self.k[i].index_copy_(2, pos, self._rotate(k, cos, sin).transpose(1, 2))
+            self.v[i].index_copy_(2, pos, v.transpose(1, 2))
+            keys = self.k[i].repeat_interleave(group, dim=1)
+            values = self.v[i].repeat_interleave(group, dim=1)
+            y = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=visible)
+            x = x + layer.o(y.transpose(1, 2).reshape(b, 1, -1))
+            gate, up = layer.gate_up(layer.ln2(x)).chunk(2, -1)
+            x = x + layer.down(F.silu(gate) * up)
+        return F.linear(self.norm(x), self.tok.weight)[:, -1]

@@ -21,7 +21,8 @@ Random ops replay the numbers drawn during the capture.
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -144,14 +145,14 @@ class _GraphedCall:
         self.structure_tuple = isinstance(outs, tuple)
         self.static_outputs = self._flat(outs)
         self.needs_grad = [o.requires_grad for o in self.static_outputs]
-        self.static_grad_outputs = [torch.empty_like(o) if g else None
-                                    for o, g in zip(self.static_outputs, self.needs_grad)]
+        self.static_grad_outputs = [torch.empty_like(o) if o.requires_grad else None
+                                    for o in self.static_outputs]
         self.bwd = VkmlGraph()
         self.static_grad_inputs: tuple = ()
         if any(self.needs_grad) and grad_inputs:
             with graph(self.bwd, pool=self.fwd.pool()):
                 grads = torch.autograd.grad(
-                    [o for o, g in zip(self.static_outputs, self.needs_grad) if g], grad_inputs,
+                    [o for o in self.static_outputs if o.requires_grad], grad_inputs,
                     [g for g in self.static_grad_outputs if g is not None],
                     allow_unused=allow_unused_input)
             it = iter(grads)
@@ -173,7 +174,7 @@ class _GraphedCall:
         class Graphed(torch.autograd.Function):
             @staticmethod
             def forward(ctx: Any, *inputs: torch.Tensor) -> tuple:
-                for static, new in zip(call.static_inputs, inputs):
+                for static, new in zip(call.static_inputs, inputs, strict=True):
                     if static.data_ptr() != new.data_ptr():
                         static.copy_(new)
                 call.fwd.replay()
@@ -182,7 +183,7 @@ class _GraphedCall:
             @staticmethod
             @torch.autograd.function.once_differentiable
             def backward(ctx: Any, *grads: torch.Tensor) -> tuple:
-                for static, g in zip(call.static_grad_outputs, grads):
+                for static, g in zip(call.static_grad_outputs, grads, strict=True):
                     if static is not None and g is not None and static.data_ptr() != g.data_ptr():
                         static.copy_(g)
                 call.bwd.replay()
@@ -214,7 +215,7 @@ def make_graphed_callables(callables: Any, sample_args: Any, num_warmup_iters: i
     if len(fns) != len(samples):
         raise ValueError("make_graphed_callables: one sample argument tuple per callable")
     out = []
-    for fn, args in zip(fns, samples):
+    for fn, args in zip(fns, samples, strict=True):
         args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
         if not all(isinstance(a, torch.Tensor) and a.device.type == "vkml" for a in args):
             raise TypeError("make_graphed_callables: sample arguments must be vkml tensors")

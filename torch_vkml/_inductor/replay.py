@@ -12,7 +12,8 @@ runs plainly, counted by reason in `replay_stats()`.
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -125,12 +126,12 @@ class ReplayedGraph:
             self._classify(args)
         if self.refusal:
             return self._plain(args, self.refusal)
-        if torch.is_grad_enabled() and any(
-                isinstance(args[i], torch.Tensor) and args[i].requires_grad for i in self.copy_idxs):
+        if torch.is_grad_enabled() and any(args[i].requires_grad for i in self.copy_idxs):
             return self._plain(args, "an input requires grad")
         key = self._key(args)
         cap = self.captures.get(key)
-        if cap is not None and not isinstance(cap, str) and not cap.static_inputs.unchanged(args):
+        if cap is not None and not isinstance(cap, str) and \
+                not cap.static_inputs.unchanged(args):
             _stats["recaptures: a static input moved"] += 1
             cap = None
         if cap is None:
