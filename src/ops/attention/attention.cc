@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/attention/attention_decode.h"
 #include "ops/attention/attention_gemm.h"
 #include "ops/attention/attention_params.h"
 #include "ops/attention/attention_policy.h"
@@ -222,6 +223,10 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
   copy_strides(p.o_strides, out);
   MemRange reads[] = {nn::range_of(q), nn::range_of(k), nn::range_of(v), mask_range(mask)};
   MemRange writes[] = {nn::range_of(out), nn::range_of(lse)};
+  if (attention_decode::applies(dev, p, g_force_gpu_tiles)) {
+    attention_decode::forward(dev, p, g_force_gpu_tiles, reads, writes);
+    return;
+  }
   if (attention_gemm::applies(dev, p, false)) {
     attention_gemm::forward(dev, p, lse, mask_range(mask));
     return;
