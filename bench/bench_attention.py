@@ -2,9 +2,12 @@
 
     PYTHONPATH=. .venv/bin/python bench/bench_attention.py [--dtype float16] [--backward]
         [--shapes 4x16x1024x64,...] [--causal] [--path gemm] [--sdpa-coopmat 0]
+        [--queries 1 --kv-heads 8]
 
 Each shape is BxHxLxE (self-attention, S = L, Ev = E). FLOPs count 4*B*H*L*S*E for the forward
-(halved when causal) and 3.5x that for forward + backward. --path picks vkml's attention path
+(halved when causal) and 3.5x that for forward + backward. --queries N gives N queries per head
+against the shape's L keys (decoding; GB/s then counts the K and V bytes read once), --kv-heads
+fewer key/value heads than query heads (grouped-query attention). --path picks vkml's attention path
 (VKML_ATTENTION); --sdpa-coopmat 0 times the portable fused kernel on devices where the
 cooperative-matrix forward would run (VKML_SDPA_COOPMAT). CUDA's times come from a child process
 that never loads vkml (see bench/timing.py).
@@ -46,20 +49,23 @@ def time_shape(text: str, device: str, args) -> float:
     b, h, n, e = (int(v) for v in text.split("x"))
     dtype = getattr(torch, args.dtype)
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(b, h, n, e, generator=g).to(dtype).to(device) for _ in range(3))
+    hkv = args.kv_heads or h
+    q = torch.randn(b, h, args.queries or n, e, generator=g).to(dtype).to(device)
+    k, v = (torch.randn(b, hkv, n, e, generator=g).to(dtype).to(device) for _ in range(2))
+    gqa = {"enable_gqa": hkv != h}
     if args.backward:
         for t in (q, k, v):
             t.requires_grad_()
         dout = torch.randn_like(q)
 
         def step():
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal, **gqa)
             torch.autograd.grad(out, (q, k, v), dout)
     else:
 
         def step():
             with torch.no_grad():
-                F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+                F.scaled_dot_product_attention(q, k, v, is_causal=args.causal, **gqa)
 
     return time_device(step, sync_for(device), args.warmup, args.repeat)
 
@@ -70,6 +76,7 @@ def cuda_times(args) -> dict[str, float]:
         cmd = [sys.executable, __file__, "--reference-only", f.name, "--shapes", args.shapes,
                "--dtype", args.dtype, "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
         cmd += ["--causal"] * args.causal + ["--backward"] * args.backward
+        cmd += ["--queries", str(args.queries), "--kv-heads", str(args.kv_heads)]
         if args.warmup_seconds is not None:
             cmd += ["--warmup-seconds", str(args.warmup_seconds)]
         subprocess.run(cmd, check=True)
@@ -84,7 +91,12 @@ def main() -> None:
     ap.add_argument("--backward", action="store_true", help="time forward + backward")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--path", default="auto", choices=["auto", "fused", "gemm", "gemm-backward"],
+    ap.add_argument("--queries", type=int, default=0, metavar="N",
+                    help="queries per head (default: L, self-attention)")
+    ap.add_argument("--kv-heads", type=int, default=0, metavar="N",
+                    help="key/value heads (default: H)")
+    ap.add_argument("--path", default="auto",
+                    choices=["auto", "fused", "gemm", "gemm-backward", "decode"],
                     help="vkml's attention path (VKML_ATTENTION)")
     ap.add_argument("--sdpa-coopmat", default="auto", choices=["auto", "0", "1"],
                     help="fused fp16/bf16 attention on cooperative matrices (VKML_SDPA_COOPMAT)")
@@ -106,17 +118,22 @@ def main() -> None:
     print(f"sdpa {what} {args.dtype} causal={args.causal} path={args.path}; "
           f"device: {torch_vkml.device_name()}")
     names = ["vkml"] + (["cuda"] if cuda else [])
-    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>10} {'TFLOP/s':>8}" for n in names))
+    rate = "GB/s" if args.queries else "TFLOP/s"
+    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>10} {rate:>8}" for n in names))
     settings = {"VKML_ATTENTION": args.path, "VKML_SDPA_COOPMAT": args.sdpa_coopmat}
     for text in shapes:
         b, h, n, e = (int(v) for v in text.split("x"))
-        flops = 4.0 * b * h * n * n * e * (0.5 if args.causal else 1.0)
+        flops = 4.0 * b * h * (args.queries or n) * n * e * (0.5 if args.causal else 1.0)
         flops *= 3.5 if args.backward else 1.0
+        work, per = flops, 1e12
+        if args.queries:  # bytes moved: K and V read once
+            esize = torch.finfo(getattr(torch, args.dtype)).bits // 8
+            work, per = 2.0 * b * (args.kv_heads or h) * n * e * esize, 1e9
         with torch_vkml.config.override(**settings):
             seconds = [time_shape(text, "vkml", args)]
         if cuda:
             seconds.append(cuda[text])
-        print(f"{text:>18} " + " ".join(f"{s * 1e3:>10.3f} {flops / s / 1e12:>8.2f}"
+        print(f"{text:>18} " + " ".join(f"{s * 1e3:>10.3f} {work / s / per:>8.2f}"
                                         for s in seconds), flush=True)
 
 
