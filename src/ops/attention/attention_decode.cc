@@ -16,12 +16,21 @@ namespace vkml::ops::attention_decode {
 namespace {
 
 constexpr uint32_t kChunkColumns = 32;  // key columns per staged chunk (DC)
-constexpr int64_t kMaxHeadDim = 256;    // EV_MAX of the shader; also bounds the key head dim
+constexpr int64_t kMaxHeadDim = 256;    // 4 columns per thread of 64 or more cover it
 constexpr uint32_t kReduceThreads = 64;
 constexpr uint32_t kSubgroupArithmetic = 0x4;  // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
 constexpr int64_t kMaxGroups = 65535;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Whether rows of `dim` elements at address + strides can be read 4 elements at a time: unit
+// column stride, the other strides and the row length multiples of 4, the base 4-element aligned.
+uint32_t reads_by_four(uint64_t address, const int64_t* strides, int64_t dim, uint32_t dtype) {
+  const uint64_t element = dtype == nn::kF32 ? 4 : 2;
+  const bool ok = strides[3] == 1 && dim % 4 == 0 && strides[0] % 4 == 0 &&
+                  strides[1] % 4 == 0 && strides[2] % 4 == 0 && address % (4 * element) == 0;
+  return ok ? 1u : 0u;
+}
 
 struct Plan {
   uint32_t threads, rows, subgroups;  // T, RB and NSG of the shader
@@ -48,14 +57,12 @@ std::optional<Plan> plan_for(const DeviceCaps& caps, const AttentionParams& p, b
   plan.rows = 1;
   while (plan.rows < shape.max_rows && plan.rows < rows) plan.rows *= 2;
   plan.subgroups = plan.threads / std::max<uint32_t>(1, caps.min_subgroup_size);
-  // The key partitions' outputs (rows x 256 floats) reuse the staged key chunk.
-  while (plan.rows > 1 && (plan.rows * kMaxHeadDim > plan.threads * (kChunkColumns + 1) ||
-                           shared_bytes(plan.threads, plan.rows, plan.subgroups) >
-                               caps.max_shared_memory)) {
+  while (plan.rows > 1 &&
+         shared_bytes(plan.threads, plan.rows, plan.subgroups) > caps.max_shared_memory) {
     plan.rows /= 2;
   }
   if (shared_bytes(plan.threads, plan.rows, plan.subgroups) > caps.max_shared_memory ||
-      plan.threads > caps.max_workgroup_invocations) {
+      plan.threads > caps.max_workgroup_invocations || plan.threads * 4 < kMaxHeadDim) {
     return std::nullopt;
   }
   plan.row_blocks = ceil_div(rows, plan.rows);
@@ -91,6 +98,8 @@ void forward(Device& dev, const AttentionParams& p, bool gpu_shape,
   dp.rows = p.heads / p.kv_heads * p.q_len;
   dp.splits = plan.splits;
   dp.split_keys = plan.split_keys;
+  dp.vec_k = reads_by_four(p.k, p.k_strides, p.head_dim, p.dtype);
+  dp.vec_v = reads_by_four(p.v, p.v_strides, p.v_head_dim, p.dtype);
   const uint64_t slots = static_cast<uint64_t>(p.batch * p.kv_heads * dp.rows * plan.splits);
   const bool merge = plan.splits > 1;
   nn::Scratch part_o(dev, merge ? slots * static_cast<uint64_t>(p.v_head_dim) * 4 : 0);

@@ -9,7 +9,8 @@
 //   query, so grouped-query heads share each K/V load. Tiles of T keys, one per thread: the
 //   thread's dot products over staged chunks of DC key columns, an online softmax per row (row
 //   maxima by subgroup reductions, any subgroup size), then P V with threads along the value
-//   columns (coalesced) and the keys dealt out among KP partitions of them.
+//   columns (coalesced), 4 columns each, and the keys dealt out among partitions of them. Rows of
+//   unit column stride and 4-aligned are read 4 elements at a time.
 // DECODE_REDUCE: one workgroup per output row combines the splits' (max, sum, output) into the
 //   output and the logsumexp.
 // Masks, top-left causal alignment and dropout draws follow attention_common.glsl.
@@ -24,16 +25,27 @@ layout(push_constant) uniform Push { AttentionDecodeParams dp; } pc;
 
 #include "attention_common.glsl"
 
-const uint T = gl_WorkGroupSize.x;
-const uint EV_MAX = 256;         // widest value head
-const uint NC_MAX = EV_MAX / T;  // value columns per thread at most (T divides EV_MAX)
+const uint T = gl_WorkGroupSize.x;  // at least 64: 4 columns per thread cover 256
+
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer PF16x4 { f16vec4 v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer PU16x4 { u16vec4 v; };
+layout(buffer_reference, scalar, buffer_reference_align = 16) readonly buffer PF32x4 { vec4 v; };
+
+// Elements i .. i + 3 (i a multiple of 4, the address aligned to them).
+vec4 at_load4(uint64_t base, int64_t i, uint dt) {
+  if (dt == AT_F16) return vec4(PF16x4(base + uint64_t(i) * 2ul).v);
+  if (dt == AT_BF16) {
+    const u16vec4 b = PU16x4(base + uint64_t(i) * 2ul).v;
+    return vec4(bf16_to_float(b.x), bf16_to_float(b.y), bf16_to_float(b.z), bf16_to_float(b.w));
+  }
+  return PF32x4(base + uint64_t(i) * 4ul).v;
+}
 
 #ifdef DECODE_SPLIT
 const uint BK = T;  // keys per tile
 const uint LDK = DC + 1;
 shared float sh_q[RB * DC];
-// The staged key chunk [key][column]; at the end the key partitions' outputs [thread][row][col],
-// T * RB * NC_MAX = RB * EV_MAX floats, which the host keeps within BK * LDK.
+// The staged key chunk [key][column]; at the end, one row's outputs of every thread [thread][4].
 shared float sh_k[BK * LDK];
 shared float sh_p[RB * BK];  // the tile's weights [row][key]
 shared float sh_red[RB * NSG];
@@ -41,7 +53,7 @@ shared float sh_red[RB * NSG];
 float s[RB];                // scores of the thread's key
 float m_run[RB];            // running row maxima (the same in every thread)
 float l_part[RB];           // the thread's share of the row sums, scaled to m_run
-float acc[RB * NC_MAX];     // unnormalised outputs of the thread's columns, this partition's keys
+float acc[RB * 4];          // unnormalised outputs of the thread's 4 columns, this partition's keys
 
 // Max (take_max) or sum over the workgroup of each row's value v[r], in place.
 void rows_reduce(inout float v[RB], bool take_max) {
@@ -73,11 +85,12 @@ void main() {
   const int64_t k_begin = split * dp.split_keys;
   // Top-left causal: query m sees keys n <= m, so keys from q_len on are hidden from all.
   const int64_t k_end = min(min(S, k_begin + dp.split_keys), p.causal != 0u ? L : S);
-  // Value columns: cv threads along a row (a power of two, all T for heads wider than T, each
-  // thread then taking columns lane, lane + T, ...), kp partitions of the keys.
+  // Value columns: cv threads along a row (a power of two, 4 * cv >= EV), each with 4 columns:
+  // 4 * lane + a when V is read 4 at a time, else lane + a * cv; kp partitions of the keys.
   uint cv = 1;
-  while (cv < T && int64_t(cv) < EV) cv *= 2;
+  while (cv < T && int64_t(4 * cv) < EV) cv *= 2;
   const uint kp = T / cv, part = t / cv, lane = t % cv;
+  const bool vec_v = dp.vec_v != 0u, vec_k = dp.vec_k != 0u;
   for (int64_t pair = int64_t(gl_WorkGroupID.y); pair < pairs;
        pair += int64_t(gl_NumWorkGroups.y)) {
     const int64_t b = pair / p.kv_heads, hk = pair % p.kv_heads;
@@ -87,7 +100,7 @@ void main() {
       m_run[r] = AT_NEG_INF;
       l_part[r] = 0.0;
     }
-    [[unroll]] for (uint a = 0; a < RB * NC_MAX; ++a) acc[a] = 0.0;
+    [[unroll]] for (uint a = 0; a < RB * 4; ++a) acc[a] = 0.0;
     for (int64_t j0 = k_begin; j0 < k_end; j0 += int64_t(BK)) {
       [[unroll]] for (uint r = 0; r < RB; ++r) s[r] = 0.0;
       for (int64_t c0 = 0; c0 < E; c0 += int64_t(DC)) {
@@ -101,13 +114,23 @@ void main() {
           }
           sh_q[i] = x;
         }
-        [[unroll]] for (uint i = t; i < BK * DC; i += T) {
-          const int64_t n = j0 + int64_t(i / DC), c = c0 + int64_t(i % DC);
-          float x = 0.0;
-          if (n < k_end && c < E) {
-            x = at_load(p.k, k_off + n * p.k_strides[2] + c * p.k_strides[3], dt);
+        if (vec_k) {
+          [[unroll]] for (uint i = t; i < BK * DC / 4; i += T) {
+            const uint j = i / (DC / 4), e4 = 4 * (i % (DC / 4));
+            const int64_t n = j0 + int64_t(j), c = c0 + int64_t(e4);
+            vec4 x = vec4(0.0);
+            if (n < k_end && c < E) x = at_load4(p.k, k_off + n * p.k_strides[2] + c, dt);
+            [[unroll]] for (uint u = 0; u < 4; ++u) sh_k[j * LDK + e4 + u] = x[u];
           }
-          sh_k[(i / DC) * LDK + i % DC] = x;
+        } else {
+          [[unroll]] for (uint i = t; i < BK * DC; i += T) {
+            const int64_t n = j0 + int64_t(i / DC), c = c0 + int64_t(i % DC);
+            float x = 0.0;
+            if (n < k_end && c < E) {
+              x = at_load(p.k, k_off + n * p.k_strides[2] + c * p.k_strides[3], dt);
+            }
+            sh_k[(i / DC) * LDK + i % DC] = x;
+          }
         }
         barrier();
         for (uint e = 0; e < DC; ++e) {
@@ -137,60 +160,72 @@ void main() {
           pk = at_keep(p, b, hk * group + row / L, row % L, n) ? pk * p.keep_scale : 0.0;
         }
         sh_p[r * BK + t] = pk;
-        [[unroll]] for (uint a = 0; a < NC_MAX; ++a) acc[r * NC_MAX + a] *= alpha;
+        [[unroll]] for (uint a = 0; a < 4; ++a) acc[r * 4 + a] *= alpha;
         m_run[r] = m_new;
       }
       barrier();
       const int64_t n_end = min(int64_t(BK), k_end - j0);
-      for (uint j = part; int64_t(j) < n_end; j += kp) {
-        const int64_t row_off = v_off + (j0 + int64_t(j)) * p.v_strides[2];
-        [[unroll]] for (uint a = 0; a < NC_MAX; ++a) {
-          const int64_t c = int64_t(lane + a * cv);
-          if (c >= EV) break;
-          const float vx = at_load(p.v, row_off + c * p.v_strides[3], dt);
-          [[unroll]] for (uint r = 0; r < RB; ++r) acc[r * NC_MAX + a] += sh_p[r * BK + j] * vx;
+      if (vec_v) {
+        const bool live = int64_t(4 * lane) < EV;
+        for (uint j = part; int64_t(j) < n_end && live; j += kp) {
+          const vec4 vx = at_load4(p.v, v_off + (j0 + int64_t(j)) * p.v_strides[2] +
+                                            int64_t(4 * lane), dt);
+          [[unroll]] for (uint r = 0; r < RB; ++r) {
+            const float w = sh_p[r * BK + j];
+            [[unroll]] for (uint a = 0; a < 4; ++a) acc[r * 4 + a] += w * vx[a];
+          }
+        }
+      } else {
+        for (uint j = part; int64_t(j) < n_end; j += kp) {
+          const int64_t row_off = v_off + (j0 + int64_t(j)) * p.v_strides[2];
+          [[unroll]] for (uint a = 0; a < 4; ++a) {
+            const int64_t c = int64_t(lane + a * cv);
+            if (c >= EV) break;
+            const float vx = at_load(p.v, row_off + c * p.v_strides[3], dt);
+            [[unroll]] for (uint r = 0; r < RB; ++r) acc[r * 4 + a] += sh_p[r * BK + j] * vx;
+          }
         }
       }
       barrier();
     }
     rows_reduce(l_part, false);
-    // Sum the key partitions: each thread's outputs go to sh_k, partition 0 adds them up.
-    [[unroll]] for (uint a = 0; a < RB * NC_MAX; ++a) sh_k[t * RB * NC_MAX + a] = acc[a];
-    barrier();
-    if (part == 0u) {
-      for (uint q = 1; q < kp; ++q) {
-        [[unroll]] for (uint a = 0; a < RB * NC_MAX; ++a) {
-          acc[a] += sh_k[(q * cv + lane) * RB * NC_MAX + a];
+    // Row by row, the key partitions' outputs meet in sh_k and partition 0 adds them up.
+    [[unroll]] for (uint r = 0; r < RB; ++r) {
+      [[unroll]] for (uint a = 0; a < 4; ++a) sh_k[t * 4 + a] = acc[r * 4 + a];
+      barrier();
+      if (part == 0u && int64_t(r) < nr) {
+        float o[4];
+        [[unroll]] for (uint a = 0; a < 4; ++a) o[a] = acc[r * 4 + a];
+        for (uint q = 1; q < kp; ++q) {
+          [[unroll]] for (uint a = 0; a < 4; ++a) o[a] += sh_k[(q * cv + lane) * 4 + a];
         }
-      }
-      [[unroll]] for (uint r = 0; r < RB; ++r) {
-        if (int64_t(r) >= nr) break;
         const int64_t row = i0 + int64_t(r), h = hk * group + row / L, m = row % L;
         const int64_t slot = (pair * dp.rows + row) * dp.splits + split;
         const float l_sum = l_part[r];
-        if (dp.splits == 1) {
-          // A row with every key hidden gets 0, as PyTorch's math path (safe softmax) gives.
-          const float inv = l_sum == 0.0 ? 0.0 : 1.0 / l_sum;
-          const int64_t o_off = b * p.o_strides[0] + h * p.o_strides[1] + m * p.o_strides[2];
-          [[unroll]] for (uint a = 0; a < NC_MAX; ++a) {
-            const int64_t c = int64_t(lane + a * cv);
-            if (c < EV) at_store(p.o, o_off + c * p.o_strides[3], dt, acc[r * NC_MAX + a] * inv);
+        const bool direct = dp.splits == 1;
+        // A row with every key hidden gets 0, as PyTorch's math path (safe softmax) gives.
+        const float inv = !direct ? 1.0 : l_sum == 0.0 ? 0.0 : 1.0 / l_sum;
+        const int64_t o_off = b * p.o_strides[0] + h * p.o_strides[1] + m * p.o_strides[2];
+        [[unroll]] for (uint a = 0; a < 4; ++a) {
+          const int64_t c = vec_v ? int64_t(4 * lane + a) : int64_t(lane + a * cv);
+          if (c >= EV) continue;
+          if (direct) {
+            at_store(p.o, o_off + c * p.o_strides[3], dt, o[a] * inv);
+          } else {
+            PF32(dp.part_o + uint64_t(slot * EV + c) * 4ul).v = o[a];
           }
-          if (lane == 0u) {
+        }
+        if (lane == 0u) {
+          if (direct) {
             PF32(p.lse + uint64_t((b * p.heads + h) * L + m) * 4ul).v =
                 l_sum == 0.0 ? AT_NEG_INF : m_run[r] + log(l_sum);
-          }
-        } else {
-          [[unroll]] for (uint a = 0; a < NC_MAX; ++a) {
-            const int64_t c = int64_t(lane + a * cv);
-            if (c < EV) PF32(dp.part_o + uint64_t(slot * EV + c) * 4ul).v = acc[r * NC_MAX + a];
-          }
-          if (lane == 0u) {
+          } else {
             PF32(dp.part_ml + uint64_t(slot) * 8ul).v = m_run[r];
             PF32(dp.part_ml + uint64_t(slot) * 8ul + 4ul).v = l_sum;
           }
         }
       }
+      barrier();
     }
     barrier();  // sh_k is staged again for the next pair
   }

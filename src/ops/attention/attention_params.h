@@ -86,9 +86,12 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Att
   uint64_t part_o;   // fp32 (slot, v_head_dim); 0 with one split
   uint64_t part_ml;  // fp32 (slot, 2): max and sum of exp(logit - max); 0 with one split
   int64_t rows, splits, split_keys;
+  // 1 where K (vec_k) or V (vec_v) can be read 4 elements at a time: unit column stride, the
+  // other strides and the head dim multiples of 4, the base aligned to 4 elements.
+  uint32_t vec_k, vec_v;
 };
 #ifdef __cplusplus
-static_assert(sizeof(AttentionDecodeParams) == 6 * 8);
+static_assert(sizeof(AttentionDecodeParams) == 7 * 8);
 }  // namespace vkml::ops
 #endif
 

@@ -69,6 +69,7 @@ CASES = [
     (1, 2, 1, 2, 513, 256, 256, "cache"),  # the widest heads
     (3, 2, 2, 5, 70, 32, 48, "bshd"),  # value dim != key dim
     (1, 4, 2, 1, 64, 16, 8, "cache"),
+    (2, 4, 2, 2, 300, 64, 64, "cache/strided"),  # keys read 4 at a time, values one by one
 ]
 
 
@@ -79,8 +80,9 @@ CASES = [
 def test_decode_against_math_float64(case, dtype, gen, fallback, decode_path):
     b, h, hkv, lq, s, e, ev, layout = case
     q = torch.randn(b, h, lq, e, generator=gen, dtype=torch.float64).to(dtype)
-    k = cache_view(b, hkv, s, e, dtype, gen, layout)
-    v = cache_view(b, hkv, s, ev, dtype, gen, layout)
+    k_layout, v_layout = (layout.split("/") * 2)[:2]
+    k = cache_view(b, hkv, s, e, dtype, gen, k_layout)
+    v = cache_view(b, hkv, s, ev, dtype, gen, v_layout)
     (out, ref), kernels = kernels_during(lambda: forward_both(q, k, v, enable_gqa=h != hkv))
     assert SPLIT in kernels
     assert_close(out, ref, dtype)
