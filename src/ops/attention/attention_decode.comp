@@ -115,15 +115,16 @@ void main() {
           sh_q[i] = x;
         }
         if (vec_k) {
-          [[unroll]] for (uint i = t; i < BK * DC / 4; i += T) {
-            const uint j = i / (DC / 4), e4 = 4 * (i % (DC / 4));
+          [[unroll]] for (uint it = 0; it < DC / 4; ++it) {  // BK * DC / 4 loads over T threads
+            const uint i = t + it * T, j = i / (DC / 4), e4 = 4 * (i % (DC / 4));
             const int64_t n = j0 + int64_t(j), c = c0 + int64_t(e4);
             vec4 x = vec4(0.0);
             if (n < k_end && c < E) x = at_load4(p.k, k_off + n * p.k_strides[2] + c, dt);
             [[unroll]] for (uint u = 0; u < 4; ++u) sh_k[j * LDK + e4 + u] = x[u];
           }
         } else {
-          [[unroll]] for (uint i = t; i < BK * DC; i += T) {
+          [[unroll]] for (uint it = 0; it < DC; ++it) {  // BK * DC loads over T threads
+            const uint i = t + it * T;
             const int64_t n = j0 + int64_t(i / DC), c = c0 + int64_t(i % DC);
             float x = 0.0;
             if (n < k_end && c < E) {
@@ -167,12 +168,21 @@ void main() {
       const int64_t n_end = min(int64_t(BK), k_end - j0);
       if (vec_v) {
         const bool live = int64_t(4 * lane) < EV;
-        for (uint j = part; int64_t(j) < n_end && live; j += kp) {
-          const vec4 vx = at_load4(p.v, v_off + (j0 + int64_t(j)) * p.v_strides[2] +
-                                            int64_t(4 * lane), dt);
-          [[unroll]] for (uint r = 0; r < RB; ++r) {
-            const float w = sh_p[r * BK + j];
-            [[unroll]] for (uint a = 0; a < 4; ++a) acc[r * 4 + a] += w * vx[a];
+        // Four keys per step: their loads are in flight together.
+        for (uint j = part; int64_t(j) < n_end && live; j += 4 * kp) {
+          vec4 vx[4];
+          [[unroll]] for (uint u = 0; u < 4; ++u) {
+            const int64_t n = j0 + int64_t(j + u * kp);
+            vx[u] = int64_t(j + u * kp) < n_end
+                        ? at_load4(p.v, v_off + n * p.v_strides[2] + int64_t(4 * lane), dt)
+                        : vec4(0.0);
+          }
+          [[unroll]] for (uint u = 0; u < 4; ++u) {
+            if (int64_t(j + u * kp) >= n_end) break;
+            [[unroll]] for (uint r = 0; r < RB; ++r) {
+              const float w = sh_p[r * BK + j + u * kp];
+              [[unroll]] for (uint a = 0; a < 4; ++a) acc[r * 4 + a] += w * vx[u][a];
+            }
           }
         }
       } else {
