@@ -288,7 +288,7 @@ def nn_ops(small: bool, ref: str) -> list[Result]:
         k, v = (randn((b, hkv, keys, e), torch.float16, dev, i) for i in (1, 2))
         return lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
 
-    out.append(compare("attn", f"decode {b}x{h}/{hkv}x1x{e} over {keys} keys float16", "GB",
+    out.append(compare("attn", f"decode {b}x{h}/{hkv}x1x{e} over {keys} fp16", "GB",
                        2 * 2 * b * hkv * keys * e / GB, decode_gqa, ref, inner=4))
     return out
 
