@@ -2,10 +2,12 @@
 
     PYTHONPATH=. .venv/bin/python bench/bench_attention.py [--dtype float16] [--backward]
         [--shapes 4x16x1024x64,...] [--causal] [--path auto,gemm,flash] [--sdpa-coopmat 0]
-        [--flash-qblocks 2]
+        [--flash-qblocks 2] [--queries 1 --kv-heads 8]
 
 Each shape is BxHxLxE (self-attention, S = L, Ev = E). FLOPs count 4*B*H*L*S*E for the forward
-(halved when causal) and 3.5x that for forward + backward. --path lists vkml's attention paths
+(halved when causal) and 3.5x that for forward + backward. --queries N gives N queries per head
+against the shape's L keys (decoding; GB/s then counts the K and V bytes read once), --kv-heads
+fewer key/value heads than query heads (grouped-query attention). --path lists vkml's attention paths
 (VKML_ATTENTION), each timed in its own columns; --sdpa-coopmat 0 times the portable fused kernel
 on devices where the cooperative-matrix forward would run (VKML_SDPA_COOPMAT); --flash-qblocks
 sets the flash forward's query blocks per subgroup (VKML_ATTENTION_FLASH_QBLOCKS). CUDA's times come from a child process
@@ -29,7 +31,7 @@ from bench import timing
 from bench.timing import add_timing_args, apply_timing_args, sync_for, warm_up
 
 DEFAULT_SHAPES = "1x8x512x64,4x16x1024x64,2x16x2048x128,1x32x4096x128"
-PATHS = ["auto", "fused", "gemm", "gemm-backward", "flash", "flash-forward"]
+PATHS = ["auto", "fused", "gemm", "gemm-backward", "decode", "flash", "flash-forward"]
 
 
 def time_device(fn, sync, warmup: int, repeat: int) -> float:
@@ -49,20 +51,23 @@ def time_shape(text: str, device: str, args) -> float:
     b, h, n, e = (int(v) for v in text.split("x"))
     dtype = getattr(torch, args.dtype)
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(b, h, n, e, generator=g).to(dtype).to(device) for _ in range(3))
+    hkv = args.kv_heads or h
+    q = torch.randn(b, h, args.queries or n, e, generator=g).to(dtype).to(device)
+    k, v = (torch.randn(b, hkv, n, e, generator=g).to(dtype).to(device) for _ in range(2))
+    gqa = {"enable_gqa": hkv != h}
     if args.backward:
         for t in (q, k, v):
             t.requires_grad_()
         dout = torch.randn_like(q)
 
         def step():
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal, **gqa)
             torch.autograd.grad(out, (q, k, v), dout)
     else:
 
         def step():
             with torch.no_grad():
-                F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+                F.scaled_dot_product_attention(q, k, v, is_causal=args.causal, **gqa)
 
     return time_device(step, sync_for(device), args.warmup, args.repeat)
 
@@ -73,6 +78,7 @@ def cuda_times(args) -> dict[str, float]:
         cmd = [sys.executable, __file__, "--reference-only", f.name, "--shapes", args.shapes,
                "--dtype", args.dtype, "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
         cmd += ["--causal"] * args.causal + ["--backward"] * args.backward
+        cmd += ["--queries", str(args.queries), "--kv-heads", str(args.kv_heads)]
         if args.warmup_seconds is not None:
             cmd += ["--warmup-seconds", str(args.warmup_seconds)]
         subprocess.run(cmd, check=True)
@@ -87,6 +93,10 @@ def main() -> None:
     ap.add_argument("--backward", action="store_true", help="time forward + backward")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=0, metavar="N",
+                    help="queries per head (default: L, self-attention)")
+    ap.add_argument("--kv-heads", type=int, default=0, metavar="N",
+                    help="key/value heads (default: H)")
     ap.add_argument("--path", default="auto",
                     help="comma-separated attention paths of vkml (VKML_ATTENTION): "
                     + ", ".join(PATHS))
@@ -116,11 +126,16 @@ def main() -> None:
     print(f"sdpa {what} {args.dtype} causal={args.causal} flash_qblocks={args.flash_qblocks}; "
           f"device: {torch_vkml.device_name()}")
     names = paths + (["cuda"] if cuda else [])
-    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>16} {'TFLOP/s':>8}" for n in names))
+    rate = "GB/s" if args.queries else "TFLOP/s"
+    print(f"{'BxHxLxE':>18} " + " ".join(f"{n + ' ms':>16} {rate:>8}" for n in names))
     for text in shapes:
         b, h, n, e = (int(v) for v in text.split("x"))
-        flops = 4.0 * b * h * n * n * e * (0.5 if args.causal else 1.0)
+        flops = 4.0 * b * h * (args.queries or n) * n * e * (0.5 if args.causal else 1.0)
         flops *= 3.5 if args.backward else 1.0
+        work, per = flops, 1e12
+        if args.queries:  # bytes moved: K and V read once
+            esize = torch.finfo(getattr(torch, args.dtype)).bits // 8
+            work, per = 2.0 * b * (args.kv_heads or h) * n * e * esize, 1e9
         seconds = []
         for path in paths:
             settings = {"VKML_ATTENTION": path, "VKML_SDPA_COOPMAT": args.sdpa_coopmat,
@@ -129,7 +144,7 @@ def main() -> None:
                 seconds.append(time_shape(text, "vkml", args))
         if cuda:
             seconds.append(cuda[text])
-        print(f"{text:>18} " + " ".join(f"{s * 1e3:>16.3f} {flops / s / 1e12:>8.2f}"
+        print(f"{text:>18} " + " ".join(f"{s * 1e3:>16.3f} {work / s / per:>8.2f}"
                                         for s in seconds), flush=True)
 
 

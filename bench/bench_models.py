@@ -6,7 +6,10 @@ Workloads (full size, the issue's list):
 - ResNet-18 training step, 32x32 inputs, batch 256, SGD with momentum;
 - ResNet-50 inference, 224x224, batch 64, fp32 and fp16;
 - ViT-B/16 training step, batch 64, AdamW;
-- GPT-2-small-sized decoder training step, sequence 512, batch 8, AdamW.
+- GPT-2-small-sized decoder training step, sequence 512, batch 8, AdamW;
+- LLM (llm_*): a Llama-style decoder of Qwen2.5-0.5B's shape with random weights, fp16: prefill of
+  2,048 tokens (logits of the last one, as generation takes them), and 128 greedy decode steps
+  with a static KV cache after a 512-token prompt; both also as tokens/s.
 --small shrinks every model (widths, depths, batch, resolution) for lavapipe on two cores.
 Each model starts from the same weights on both devices; the first step's losses are compared so
 that a fast wrong answer cannot pass for a result.
@@ -146,6 +149,49 @@ def workloads(small: bool):
 
     out.append(("gpt2s_train_seq%d_b%d" % (t, b), train_step_factory(
         gpt, lambda b=b, t=t, vocab=vocab: tokens(b, t, vocab), lm_loss, "adamw"), "train"))
+    out += llm_workloads(small)
+    return out
+
+
+# Tokens one call of an LLM workload processes: its tokens/s is this over the call's time.
+LLM_TOKENS: dict[str, int] = {}
+
+
+def llm_factory(model: md.Llama, prompt: int, new_tokens: int):
+    """make(device) -> a closure: with new_tokens == 0, the prefill of a prompt of `prompt` tokens
+    (its last logits); else new_tokens greedy steps after that prompt (prefilled once, in make)."""
+
+    def make(device: str):
+        m = copy.deepcopy(model).to(device=device, dtype=torch.float16).eval()
+        m.reset_cache(1)
+        idx = tokens(1, prompt, m.cfg["vocab"])[0].to(device)
+
+        @torch.no_grad()
+        def prefill():
+            return m(idx)
+
+        if new_tokens == 0:
+            return prefill
+        first = prefill().argmax(-1, keepdim=True)
+
+        @torch.no_grad()
+        def decode():
+            return md.greedy_decode(m, first, prompt, new_tokens)
+
+        return decode
+
+    return make
+
+
+def llm_workloads(small: bool):
+    torch.manual_seed(0)
+    model = md.Llama(md.LLM_SMALL_CONFIG if small else md.LLM_CONFIG)
+    # small: a prompt of 72 tokens, so that decoding attends to 64 keys or more as on GPUs.
+    prefill, prompt, new = (64, 72, 8) if small else (2048, 512, 128)
+    out = [("llm_prefill_%d_fp16" % prefill, llm_factory(model, prefill, 0), "infer"),
+           ("llm_decode_%d_after_%d_fp16" % (new, prompt), llm_factory(model, prompt, new),
+            "infer")]
+    LLM_TOKENS.update({out[0][0]: prefill, out[1][0]: new})
     return out
 
 
@@ -486,9 +532,13 @@ def main() -> None:
                      first_call_pipeline_wait_ms=detail[2], first_call_driver_allocs=detail[3],
                      first_call_driver_alloc_ms=detail[4])
         r = Result("model", name, "", 0.0, vk_ms, ref_ms, ref, extra)
+        if name in LLM_TOKENS:  # the rate column gives tokens/s
+            r = Result("model", name, "tok", LLM_TOKENS[name], vk_ms, ref_ms, ref, extra)
         print(r.line(), flush=True)
         if kind == "train":
             print(f"{'':>8} first-step loss vkml {vk_loss:.5f} vs {ref} {ref_loss:.5f}")
+        if name in LLM_TOKENS:
+            print(f"{'':>8} tokens/s vkml {r.rate(vk_ms):.1f}, {ref} {r.rate(ref_ms) or 0:.1f}")
         print(f"{'':>8} first call (model to the device, pipelines, one run): vkml "
               f"{vk_first:.0f} ms, {ref} {ref_first:.0f} ms")
         print(f"{'':>8} vkml's first call: {detail[0]} pipelines built in {detail[1]:.0f} ms "

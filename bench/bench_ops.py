@@ -280,6 +280,16 @@ def nn_ops(small: bool, ref: str) -> list[Result]:
         out.append(compare("attn", f"decode {b}x{h}x1x{e} over {keys} keys "
                            f"{str(dtype).split('.')[1]}", "GB", 2 * es * b * h * keys * e / GB,
                            decode, ref, inner=4))
+    # Grouped-query decoding (32 query heads over 8 key/value heads), batch 4: K and V read once.
+    b, h, hkv = (1, 4, 2) if small else (4, 32, 8)
+
+    def decode_gqa(dev):
+        q = randn((b, h, 1, e), torch.float16, dev, 0)
+        k, v = (randn((b, hkv, keys, e), torch.float16, dev, i) for i in (1, 2))
+        return lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+    out.append(compare("attn", f"decode {b}x{h}/{hkv}x1x{e} over {keys} fp16", "GB",
+                       2 * 2 * b * hkv * keys * e / GB, decode_gqa, ref, inner=4))
     return out
 
 

@@ -1,7 +1,8 @@
 """Models of the benchmark suite, written the way users write them (plain torch.nn).
 
-ResNet-18/50 (torchvision's layout), ViT-B/16 and a GPT-2-small-sized decoder. `scale` shrinks
-widths and depths for the CPU-only machine, where lavapipe runs every kernel on two cores.
+ResNet-18/50 (torchvision's layout), ViT-B/16, a GPT-2-small-sized decoder, and a Llama-style
+LLM with a static KV cache (Qwen2.5-0.5B's shape). `scale` shrinks widths and depths for the
+CPU-only machine, where lavapipe runs every kernel on two cores.
 """
 
 from __future__ import annotations
@@ -231,3 +232,118 @@ class LlamaDecode(nn.Module):
             gate, up = layer.gate_up(layer.ln2(x)).chunk(2, -1)
             x = x + layer.down(F.silu(gate) * up)
         return F.linear(self.norm(x), self.tok.weight)[:, -1]
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.float()
+        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * y.to(x.dtype)
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary position embedding, the rotate-half form: x (B, H, T, D), cos/sin (T, D)."""
+    x1, x2 = x.chunk(2, -1)
+    return x * cos + torch.cat((-x2, x1), -1) * sin
+
+
+class LlamaBlock(nn.Module):
+    """Pre-norm decoder block: grouped-query attention with RoPE over a static KV cache, SwiGLU."""
+
+    def __init__(self, cfg: dict) -> None:
+        super().__init__()
+        dim, hd = cfg["dim"], cfg["dim"] // cfg["heads"]
+        self.heads, self.kv_heads, self.hd = cfg["heads"], cfg["kv_heads"], hd
+        self.norm1, self.norm2 = RMSNorm(dim, cfg["eps"]), RMSNorm(dim, cfg["eps"])
+        self.q = nn.Linear(dim, self.heads * hd, bias=cfg["qkv_bias"])
+        self.k = nn.Linear(dim, self.kv_heads * hd, bias=cfg["qkv_bias"])
+        self.v = nn.Linear(dim, self.kv_heads * hd, bias=cfg["qkv_bias"])
+        self.o = nn.Linear(self.heads * hd, dim, bias=False)
+        self.gate = nn.Linear(dim, cfg["hidden"], bias=False)
+        self.up = nn.Linear(dim, cfg["hidden"], bias=False)
+        self.down = nn.Linear(cfg["hidden"], dim, bias=False)
+
+    def forward(self, x, cos, sin, k_cache, v_cache, pos: int) -> torch.Tensor:
+        b, t, _ = x.shape
+        h = self.norm1(x)
+        q = self.q(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        k_cache[:, :, pos:pos + t] = k
+        v_cache[:, :, pos:pos + t] = v
+        keys, values = k_cache[:, :, :pos + t], v_cache[:, :, :pos + t]  # views of the cache
+        mask = None
+        if pos > 0 and t > 1:  # a chunk after earlier tokens: query i sees keys up to pos + i
+            n = torch.arange(pos + t, device=x.device)
+            mask = n[None, :] <= (pos + torch.arange(t, device=x.device))[:, None]
+        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask,
+                                           is_causal=pos == 0 and t > 1, enable_gqa=True)
+        x = x + self.o(y.transpose(1, 2).reshape(b, t, -1))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+# Qwen2.5-0.5B's shape (494M parameters, tied embeddings), and a small one for CPU devices.
+LLM_CONFIG = dict(vocab=151936, dim=896, layers=24, heads=14, kv_heads=2, hidden=4864,
+                  eps=1e-6, rope_theta=1e6, qkv_bias=True, max_seq=4096)
+LLM_SMALL_CONFIG = dict(vocab=512, dim=64, layers=2, heads=4, kv_heads=2, hidden=176,
+                        eps=1e-6, rope_theta=1e4, qkv_bias=True, max_seq=256)
+
+
+class Llama(nn.Module):
+    """A Llama-style decoder (RoPE, grouped-query attention, SwiGLU, RMSNorm) with random weights
+    and a static KV cache: `forward(idx, pos)` runs tokens idx (B, T) at positions pos..pos+T-1,
+    writes their keys and values into the cache and returns the logits of the last position
+    (B, vocab), as generation uses them. Call `reset_cache(batch)` first, on the device and dtype
+    the model runs in."""
+
+    def __init__(self, cfg: dict | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg = dict(cfg or LLM_CONFIG)
+        self.tok = nn.Embedding(cfg["vocab"], cfg["dim"])
+        self.blocks = nn.ModuleList(LlamaBlock(cfg) for _ in range(cfg["layers"]))
+        self.norm = RMSNorm(cfg["dim"], cfg["eps"])
+        self.head = nn.Linear(cfg["dim"], cfg["vocab"], bias=False)
+        self.head.weight = self.tok.weight  # tied, as Qwen2.5-0.5B
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.normal_(p, std=0.02)
+        hd = cfg["dim"] // cfg["heads"]
+        inv = 1.0 / cfg["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+        ang = torch.arange(cfg["max_seq"], dtype=torch.float64)[:, None] * inv[None, :]
+        ang = torch.cat((ang, ang), -1)
+        self.register_buffer("cos", ang.cos().float(), persistent=False)
+        self.register_buffer("sin", ang.sin().float(), persistent=False)
+        self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def reset_cache(self, batch: int) -> None:
+        """A preallocated (batch, kv_heads, max_seq, head_dim) key and value cache per layer."""
+        c, w = self.cfg, self.tok.weight
+        shape = (batch, c["kv_heads"], c["max_seq"], c["dim"] // c["heads"])
+        self.cache = [(torch.zeros(shape, dtype=w.dtype, device=w.device),
+                       torch.zeros(shape, dtype=w.dtype, device=w.device))
+                      for _ in range(c["layers"])]
+
+    def forward(self, idx: torch.Tensor, pos: int = 0) -> torch.Tensor:
+        t = idx.shape[1]
+        x = self.tok(idx)
+        cos = self.cos[pos:pos + t].to(x.dtype)
+        sin = self.sin[pos:pos + t].to(x.dtype)
+        for blk, (kc, vc) in zip(self.blocks, self.cache, strict=True):
+            x = blk(x, cos, sin, kc, vc, pos)
+        return self.head(self.norm(x[:, -1]))
+
+
+def greedy_decode(model: Llama, tok: torch.Tensor, pos: int, steps: int) -> torch.Tensor:
+    """`steps` greedy tokens after token tok (B, 1) at position pos; the argmax stays on the
+    device, so no step waits for the host. Returns the tokens, (B, steps)."""
+    out = []
+    for i in range(steps):
+        tok = model(tok, pos + i).argmax(-1, keepdim=True)
+        out.append(tok)
+    return torch.cat(out, 1)

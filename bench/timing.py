@@ -195,7 +195,8 @@ class Result:
 def header(ref: str) -> str:
     unit = "rate"
     return (f"{'group':>8} {'benchmark':<34} {'vkml ms':>10} {unit:>9} {ref + ' ms':>10} "
-            f"{unit:>9} {'vkml/' + ref:>8}   (rate: GB/s or TFLOP/s; ratio > 1 means vkml faster)")
+            f"{unit:>9} {'vkml/' + ref:>8}   (rate: GB/s, TFLOP/s or tokens/s; ratio > 1 means "
+            "vkml faster)")
 
 
 def reference_only() -> bool:

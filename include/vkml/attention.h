@@ -36,7 +36,8 @@ void attention_backward(Device& dev, const TensorDesc& grad_q, const TensorDesc&
                         const TensorDesc& out, const TensorDesc& lse, const TensorDesc& mask,
                         const AttentionOptions& opt);
 
-// Tests use this to run the tile shape chosen for GPUs on any device (lavapipe included).
+// Tests use this to run the tile shapes chosen for GPUs (fused and decode kernels) on any device
+// (lavapipe included).
 void attention_force_gpu_tiles(bool on);
 
 }  // namespace vkml::ops

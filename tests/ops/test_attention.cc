@@ -366,6 +366,39 @@ TEST_F(AttentionTest, FlashElsewhereRunsAsAuto) {
   EXPECT_THROW(ops::attention_forward(dev(), o.d, lse.d, q.d, q.d, q.d, TensorDesc{},
                                       ops::AttentionOptions{}),
                NotSupported);
+
+// The split-KV decode forward, forced with VKML_ATTENTION=decode, with its logsumexp checked
+// and the backward run on it: one to a few queries, grouped-query heads, masks, causal (a causal
+// row whose only key the float mask hides is fully hidden), strided inputs, half types, and keys
+// enough for several splits (the merge pass).
+TEST_F(AttentionTest, DecodePath) {
+  ConfigOverride path("VKML_ATTENTION", "decode");
+  set_profiling(dev().stream(), true);
+  kernel_times(dev().stream(), true);
+  check({2, 4, 2, 1, 3000, 64, 64}, DType::kF32, false, 0, false, false);
+  const auto ran = kernel_times(dev().stream(), true);
+  set_profiling(dev().stream(), false);
+  EXPECT_TRUE(ran.count("attention_decode_split") && ran.count("attention_decode_reduce"));
+  EXPECT_FALSE(ran.count("attention_fwd"));
+  check({1, 4, 2, 3, 40, 80, 24}, DType::kF32, false, 0, true, true);
+  check({1, 6, 2, 2, 700, 32, 32}, DType::kF32, true, 0, true, false);
+  check({2, 2, 1, 4, 333, 16, 16}, DType::kF32, true, 1, false, true);
+  check({2, 2, 2, 1, 20, 8, 12}, DType::kF32, false, 2, true, true);
+  check({1, 2, 2, 8, 1025, 128, 128}, DType::kF16, false, 1, false, false);
+  check({1, 2, 1, 1, 513, 256, 256}, DType::kBF16, false, 2, true, false);
+  check({0, 2, 2, 1, 5, 8, 8}, DType::kF32, false, 0, false, true);
+  check({1, 1, 1, 1, 0, 8, 8}, DType::kF32, false, 0, false, true);
+}
+
+// The decode kernels' launch shape for GPUs (128 threads, 16 rows per workgroup, 256-workgroup
+// grids): two row blocks, the widest heads, several splits.
+TEST_F(AttentionTest, DecodePathGpuShape) {
+  ConfigOverride path("VKML_ATTENTION", "decode");
+  ops::attention_force_gpu_tiles(true);
+  check({1, 8, 1, 3, 2000, 64, 48}, DType::kF32, false, 1, true, false);
+  check({2, 4, 4, 1, 700, 256, 256}, DType::kF16, false, 0, true, false);
+  check({1, 14, 2, 1, 1100, 64, 64}, DType::kBF16, false, 2, false, false);
+  ops::attention_force_gpu_tiles(false);
 }
 
 TEST_F(AttentionTest, ZeroSize) {

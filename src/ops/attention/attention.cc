@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/attention/attention_decode.h"
 #include "ops/attention/attention_flash.h"
 #include "ops/attention/attention_gemm.h"
 #include "ops/attention/attention_params.h"
@@ -221,6 +222,10 @@ void attention_forward(Device& dev, const TensorDesc& out, const TensorDesc& lse
       throw NotSupported("vkml: attention: VKML_ATTENTION=flash with VKML_SDPA_COOPMAT=1 but the "
                          "flash kernel does not apply here (device, build, dtype or head dim)");
     }
+  }
+  if (attention_decode::applies(dev, p, g_force_gpu_tiles)) {
+    attention_decode::forward(dev, p, g_force_gpu_tiles, reads, writes);
+    return;
   }
   if (attention_gemm::applies(dev, p, false)) {
     attention_gemm::forward(dev, p, lse, mask_range(mask));

@@ -70,4 +70,29 @@ static_assert(sizeof(AttentionRowsParams) == 5 * 8 + 6 * 8 + 8);
 }  // namespace vkml::ops
 #endif
 
+// The split-KV decode kernels (attention_decode_split / _reduce) for few queries and many keys.
+// Rows of one (batch, key head) pair are i = g * q_len + m for group index g (query head
+// hk * group + g) and query m; `rows` = group * q_len. The keys go in `splits` ranges of
+// split_keys; each range writes its rows' running max and sum (part_ml) and unnormalised outputs
+// (part_o), fp32 at slot (pair * rows + i) * splits + split, which the reduce pass combines. With
+// one split the first pass writes the output and the logsumexp itself.
+#ifdef __cplusplus
+namespace vkml::ops {
+struct AttentionDecodeParams {
+#else
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer AttentionDecodeParams {
+#endif
+  uint64_t attn;     // AttentionParams of the call
+  uint64_t part_o;   // fp32 (slot, v_head_dim); 0 with one split
+  uint64_t part_ml;  // fp32 (slot, 2): max and sum of exp(logit - max); 0 with one split
+  int64_t rows, splits, split_keys;
+  // 1 where K (vec_k) or V (vec_v) can be read 4 elements at a time: unit column stride, the
+  // other strides and the head dim multiples of 4, the base aligned to 4 elements.
+  uint32_t vec_k, vec_v;
+};
+#ifdef __cplusplus
+static_assert(sizeof(AttentionDecodeParams) == 7 * 8);
+}  // namespace vkml::ops
+#endif
+
 #endif  // VKML_OPS_ATTENTION_PARAMS_H_
