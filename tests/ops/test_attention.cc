@@ -366,6 +366,7 @@ TEST_F(AttentionTest, FlashElsewhereRunsAsAuto) {
   EXPECT_THROW(ops::attention_forward(dev(), o.d, lse.d, q.d, q.d, q.d, TensorDesc{},
                                       ops::AttentionOptions{}),
                NotSupported);
+}
 
 // The split-KV decode forward, forced with VKML_ATTENTION=decode, with its logsumexp checked
 // and the backward run on it: one to a few queries, grouped-query heads, masks, causal (a causal
