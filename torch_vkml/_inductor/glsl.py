@@ -221,6 +221,14 @@ class GlslExprPrinter(CppPrinter):
 
 # Helpers every kernel includes. IEEE cases are explicit: drivers may lower compare-selects to
 # min/max, which drop NaN.
+def nan_min_max(t: str) -> str:
+    """vk_max / vk_min on GLSL type t: NaN wins, as torch.maximum and torch.minimum."""
+    return "".join(
+        f"{t} vk_{name}({t} a, {t} b) {{ return (isnan(a) || a {cmp} b) ? a : "
+        f"(isnan(b) ? b : {name}(a, b)); }}\n"
+        for name, cmp in (("max", ">"), ("min", "<")))
+
+
 PRELUDE = r"""
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
@@ -274,9 +282,7 @@ int vk_pymod(int a, int b) { int r = a - (a / b) * b; return (r != 0 && ((r < 0)
 int64_t vk_cmod(int64_t a, int64_t b) { return a - (a / b) * b; }
 int vk_cmod(int a, int b) { return a - (a / b) * b; }
 float vk_fpymod(float a, float b) { float r = a - b * trunc(a / b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
-float vk_max(float a, float b) { return (isnan(a) || a > b) ? a : (isnan(b) ? b : max(a, b)); }
-float vk_min(float a, float b) { return (isnan(a) || a < b) ? a : (isnan(b) ? b : min(a, b)); }
-float vk_tanh(float x) {
+""" + nan_min_max("float") + r"""float vk_tanh(float x) {
   float a = abs(x);
   if (a < 0.3) { float s = x * x; return x + x * s * (-0.33333333 + s * (0.13333333 + s * (-0.053968254 + s * (0.021869488 - s * 0.0088632355)))); }
   if (a > 9.0) return sign(x);
@@ -416,20 +422,20 @@ class VkmlOverrides(OpOverrides):
         return f"int64_t(round(pow(double({a}), double({b}))))"
 
     @staticmethod
-    def maximum(a, b):
+    def _extremum(name, bool_op, a, b):
         if _is_float(a) or _is_float(b):
-            return f"vk_max({a}, {b})"
+            return f"vk_{name}({a}, {b})"
         if _dtype(a) == torch.bool:
-            return f"({a} || {b})"
-        return f"max({a}, {b})"
+            return f"({a} {bool_op} {b})"
+        return f"{name}({a}, {b})"
+
+    @staticmethod
+    def maximum(a, b):
+        return VkmlOverrides._extremum("max", "||", a, b)
 
     @staticmethod
     def minimum(a, b):
-        if _is_float(a) or _is_float(b):
-            return f"vk_min({a}, {b})"
-        if _dtype(a) == torch.bool:
-            return f"({a} && {b})"
-        return f"min({a}, {b})"
+        return VkmlOverrides._extremum("min", "&&", a, b)
 
     @staticmethod
     def logical_not(a):
