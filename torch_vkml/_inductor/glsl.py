@@ -282,7 +282,14 @@ int vk_pymod(int a, int b) { int r = a - (a / b) * b; return (r != 0 && ((r < 0)
 int64_t vk_cmod(int64_t a, int64_t b) { return a - (a / b) * b; }
 int vk_cmod(int a, int b) { return a - (a / b) * b; }
 float vk_fpymod(float a, float b) { float r = a - b * trunc(a / b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
-""" + nan_min_max("float") + r"""float vk_tanh(float x) {
+""" + nan_min_max("float") + r"""// atan2 with C's results for a zero y, where GLSL's atan(y, x) is undefined (x zero too) or may
+// drop the zero's sign: +-0 or +-pi by the signs of y and x.
+float vk_atan2(float y, float x) {
+  if (y != 0.0 || isnan(x)) return atan(y, x);
+  float r = (x < 0.0 || (x == 0.0 && (floatBitsToUint(x) >> 31) != 0u)) ? 3.14159265 : 0.0;
+  return (floatBitsToUint(y) >> 31) != 0u ? -r : r;
+}
+float vk_tanh(float x) {
   float a = abs(x);
   if (a < 0.3) { float s = x * x; return x + x * s * (-0.33333333 + s * (0.13333333 + s * (-0.053968254 + s * (0.021869488 - s * 0.0088632355)))); }
   if (a > 9.0) return sign(x);
@@ -315,6 +322,18 @@ def _dtype(x) -> torch.dtype | None:
 
 def _is_float(x) -> bool:
     return _dtype(x) in FLOAT_TYPES
+
+
+_SMALL_INT_WRAP = {torch.uint8: "({} & 255)", torch.int8: "int(int8_t({}))",
+                   torch.int16: "int(int16_t({}))"}
+
+
+def _wrap_small_int(expr: str, *args) -> str:
+    """8- and 16-bit integers compute in int: an arithmetic result wraps to its type, as the
+    CPU's does, before a comparison or a maximum can see the unwrapped value."""
+    dtypes = {_dtype(a) for a in args} - {None}
+    fmt = _SMALL_INT_WRAP.get(dtypes.pop()) if len(dtypes) == 1 else None
+    return fmt.format(expr) if fmt else expr
 
 
 class VkmlOverrides(OpOverrides):
@@ -504,8 +523,20 @@ class VkmlOverrides(OpOverrides):
         return f"({a} {op} {b})"
 
     @staticmethod
+    def add(a, b):
+        return _wrap_small_int(f"({a} + {b})", a, b)
+
+    @staticmethod
+    def sub(a, b):
+        return _wrap_small_int(f"({a} - {b})", a, b)
+
+    @staticmethod
+    def mul(a, b):
+        return _wrap_small_int(f"({a} * {b})", a, b)
+
+    @staticmethod
     def neg(a):
-        return f"(-{a})"
+        return _wrap_small_int(f"(-{a})", a)
 
     @staticmethod
     def abs(a):
@@ -589,7 +620,7 @@ class VkmlOverrides(OpOverrides):
 
     @staticmethod
     def atan2(a, b):
-        return f"atan({a}, {b})"
+        return f"vk_atan2({a}, {b})"
 
     @staticmethod
     def hypot(a, b):
