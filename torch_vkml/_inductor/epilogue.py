@@ -22,7 +22,7 @@ def _val(node):
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
-def _fusable(match, bias, mat1, mat2, residual, out_shape) -> bool:
+def _fusable(bias, mat1, mat2, residual, out_shape) -> bool:
     vals = [_val(n) for n in (bias, mat1, mat2, residual)]
     if not all(isinstance(v, torch.Tensor) for v in vals):
         return False
@@ -82,17 +82,16 @@ def register(post_grad) -> None:
                          KeywordArg("mat2"), _users=1)
     sources = [addmm] + [CallFunction(view, addmm, KeywordArg("shape"), _users=1)
                          for view in _VIEWS]
+
+    def check(match):
+        kw = match.kwargs
+        return _fusable(kw["bias"], kw["mat1"], kw["mat2"], kw["residual"],
+                        _val(match.output_node()).shape)
+
+    def handler(match, bias, mat1, mat2, residual, shape=None):
+        _replace(match, bias, mat1, mat2, residual)
+
     for source in sources:
         for args in ((source, KeywordArg("residual")), (KeywordArg("residual"), source)):
-            pattern = CallFunction(aten.add.Tensor, *args)
-
-            def check(match):
-                kw = match.kwargs
-                out_shape = _val(match.output_node()).shape
-                return _fusable(match, kw["bias"], kw["mat1"], kw["mat2"], kw["residual"],
-                                out_shape)
-
-            def handler(match, bias, mat1, mat2, residual, shape=None):
-                _replace(match, bias, mat1, mat2, residual)
-
-            register_graph_pattern(pattern, extra_check=check, pass_dict=pass_dict)(handler)
+            register_graph_pattern(CallFunction(aten.add.Tensor, *args), extra_check=check,
+                                   pass_dict=pass_dict)(handler)
