@@ -139,10 +139,17 @@ class _PostImportHooks(importlib.abc.MetaPathFinder):
         return None
 
 
+def _register_post_grad_patterns(post_grad) -> None:
+    from .epilogue import register
+
+    register(post_grad)
+
+
 def install(device_module) -> None:
     hooks = {
         "torch._inductor.config": _set_inductor_config,
         "torch._dynamo.device_interface": _register_dynamo_interface,
+        "torch._inductor.fx_passes.post_grad": _register_post_grad_patterns,
     }
     pending = {}
     for name, hook in hooks.items():

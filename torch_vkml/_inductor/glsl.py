@@ -221,6 +221,14 @@ class GlslExprPrinter(CppPrinter):
 
 # Helpers every kernel includes. IEEE cases are explicit: drivers may lower compare-selects to
 # min/max, which drop NaN.
+def nan_min_max(t: str) -> str:
+    """vk_max / vk_min on GLSL type t: NaN wins, as torch.maximum and torch.minimum."""
+    return "".join(
+        f"{t} vk_{name}({t} a, {t} b) {{ return (isnan(a) || a {cmp} b) ? a : "
+        f"(isnan(b) ? b : {name}(a, b)); }}\n"
+        for name, cmp in (("max", ">"), ("min", "<")))
+
+
 PRELUDE = r"""
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
@@ -274,8 +282,13 @@ int vk_pymod(int a, int b) { int r = a - (a / b) * b; return (r != 0 && ((r < 0)
 int64_t vk_cmod(int64_t a, int64_t b) { return a - (a / b) * b; }
 int vk_cmod(int a, int b) { return a - (a / b) * b; }
 float vk_fpymod(float a, float b) { float r = a - b * trunc(a / b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
-float vk_max(float a, float b) { return (isnan(a) || a > b) ? a : (isnan(b) ? b : max(a, b)); }
-float vk_min(float a, float b) { return (isnan(a) || a < b) ? a : (isnan(b) ? b : min(a, b)); }
+""" + nan_min_max("float") + r"""// atan2 with C's results for a zero y, where GLSL's atan(y, x) is undefined (x zero too) or may
+// drop the zero's sign: +-0 or +-pi by the signs of y and x.
+float vk_atan2(float y, float x) {
+  if (y != 0.0 || isnan(x)) return atan(y, x);
+  float r = (x < 0.0 || (x == 0.0 && (floatBitsToUint(x) >> 31) != 0u)) ? 3.14159265 : 0.0;
+  return (floatBitsToUint(y) >> 31) != 0u ? -r : r;
+}
 float vk_tanh(float x) {
   float a = abs(x);
   if (a < 0.3) { float s = x * x; return x + x * s * (-0.33333333 + s * (0.13333333 + s * (-0.053968254 + s * (0.021869488 - s * 0.0088632355)))); }
@@ -309,6 +322,18 @@ def _dtype(x) -> torch.dtype | None:
 
 def _is_float(x) -> bool:
     return _dtype(x) in FLOAT_TYPES
+
+
+_SMALL_INT_WRAP = {torch.uint8: "({} & 255)", torch.int8: "int(int8_t({}))",
+                   torch.int16: "int(int16_t({}))"}
+
+
+def _wrap_small_int(expr: str, *args) -> str:
+    """8- and 16-bit integers compute in int: an arithmetic result wraps to its type, as the
+    CPU's does, before a comparison or a maximum can see the unwrapped value."""
+    dtypes = {_dtype(a) for a in args} - {None}
+    fmt = _SMALL_INT_WRAP.get(dtypes.pop()) if len(dtypes) == 1 else None
+    return fmt.format(expr) if fmt else expr
 
 
 class VkmlOverrides(OpOverrides):
@@ -416,20 +441,20 @@ class VkmlOverrides(OpOverrides):
         return f"int64_t(round(pow(double({a}), double({b}))))"
 
     @staticmethod
-    def maximum(a, b):
+    def _extremum(name, bool_op, a, b):
         if _is_float(a) or _is_float(b):
-            return f"vk_max({a}, {b})"
+            return f"vk_{name}({a}, {b})"
         if _dtype(a) == torch.bool:
-            return f"({a} || {b})"
-        return f"max({a}, {b})"
+            return f"({a} {bool_op} {b})"
+        return f"{name}({a}, {b})"
+
+    @staticmethod
+    def maximum(a, b):
+        return VkmlOverrides._extremum("max", "||", a, b)
 
     @staticmethod
     def minimum(a, b):
-        if _is_float(a) or _is_float(b):
-            return f"vk_min({a}, {b})"
-        if _dtype(a) == torch.bool:
-            return f"({a} && {b})"
-        return f"min({a}, {b})"
+        return VkmlOverrides._extremum("min", "&&", a, b)
 
     @staticmethod
     def logical_not(a):
@@ -498,8 +523,20 @@ class VkmlOverrides(OpOverrides):
         return f"({a} {op} {b})"
 
     @staticmethod
+    def add(a, b):
+        return _wrap_small_int(f"({a} + {b})", a, b)
+
+    @staticmethod
+    def sub(a, b):
+        return _wrap_small_int(f"({a} - {b})", a, b)
+
+    @staticmethod
+    def mul(a, b):
+        return _wrap_small_int(f"({a} * {b})", a, b)
+
+    @staticmethod
     def neg(a):
-        return f"(-{a})"
+        return _wrap_small_int(f"(-{a})", a)
 
     @staticmethod
     def abs(a):
@@ -583,7 +620,7 @@ class VkmlOverrides(OpOverrides):
 
     @staticmethod
     def atan2(a, b):
-        return f"atan({a}, {b})"
+        return f"vk_atan2({a}, {b})"
 
     @staticmethod
     def hypot(a, b):

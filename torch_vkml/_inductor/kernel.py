@@ -23,6 +23,7 @@ from .glsl import (
     VkmlOverrides,
     compute_type,
     load_expr,
+    nan_min_max,
     store_stmt,
 )
 
@@ -406,26 +407,20 @@ class VkmlKernel(SIMDKernel):
         wrapper.writeline(wrapper.wrap_kernel_call(name, args))
 
 
-WELFORD = r"""
-void vk_welford_float(inout float m, inout float m2, inout float w, float bm, float bm2, float bw) {
+def _welford(t: str) -> str:
+    """vk_welford_<t>: merges a partial (mean, m2, weight) into the running one (Chan et al.)."""
+    return f"""void vk_welford_{t}(inout {t} m, inout {t} m2, inout {t} w, {t} bm, {t} bm2, {t} bw) {{
   if (bw == 0.0) return;
-  float nw = w + bw, d = bm - m, f = bw / nw;
+  {t} nw = w + bw, d = bm - m, f = bw / nw;
   m = m + d * f;
   m2 = m2 + bm2 + d * d * w * f;
   w = nw;
-}
-#ifdef VK_FP64
-void vk_welford_double(inout double m, inout double m2, inout double w, double bm, double bm2, double bw) {
-  if (bw == 0.0) return;
-  double nw = w + bw, d = bm - m, f = bw / nw;
-  m = m + d * f;
-  m2 = m2 + bm2 + d * d * w * f;
-  w = nw;
-}
-double vk_max(double a, double b) { return (isnan(a) || a > b) ? a : (isnan(b) ? b : max(a, b)); }
-double vk_min(double a, double b) { return (isnan(a) || a < b) ? a : (isnan(b) ? b : min(a, b)); }
-#endif
+}}
 """
+
+
+WELFORD = ("\n" + _welford("float") + "#ifdef VK_FP64\n" + _welford("double")
+           + nan_min_max("double") + "#endif\n")
 
 
 class VkmlScheduling(SIMDScheduling):

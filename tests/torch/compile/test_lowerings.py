@@ -154,3 +154,38 @@ def test_64_bit_index_arithmetic(monkeypatch):
     check(lambda t: (F.pad(t, (2, 3, 1, 0)) * 2).sum(1), x)
     check(lambda t: (t.t() + 1).softmax(0), x)
     check(lambda t, i: t[i].argmax(1), x, torch.tensor([3, 0, 5]))
+
+
+def test_small_integer_arithmetic_wraps_before_comparisons():
+    """8- and 16-bit results wrap to their type before a maximum or a comparison reads them."""
+    g = torch.Generator().manual_seed(3)
+    a = torch.randint(0, 256, (1,), generator=g, dtype=torch.uint8)
+    b = torch.randint(0, 256, (8390,), generator=g, dtype=torch.uint8)
+    check(lambda x, y: torch.maximum(y, torch.neg(x)), a, b)
+    check(lambda x, y: ((x + y) > 100, (y - x).amax(), x * y), a.expand(8390), b)
+    c = torch.randint(-128, 128, (257,), generator=g, dtype=torch.int8)
+    check(lambda x: (x * 3 < 0, -x, torch.minimum(x + 100, x)), c)
+    d = torch.randint(-32768, 32768, (129,), generator=g, dtype=torch.int16)
+    check(lambda x: ((x * 7).abs(), x - 30000 > 0), d)
+
+
+def test_atan2_and_angle_at_zero():
+    z = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 2.5])
+    w = torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0, -0.0, -3.0, 1.5])
+    check(lambda y, x: torch.atan2(y, x), z, w)
+    check(lambda re, im: torch.angle(torch.complex(re, im)),
+          torch.tensor([0.0, -1.0, 2.0, -0.0, -1.0]), torch.tensor([0.0, -0.0, -0.0, 0.0, 0.0]))
+    res = torch.compile(torch.atan2)(z.to(DEV), w.to(DEV)).cpu()
+    assert torch.equal(torch.signbit(res), torch.signbit(torch.atan2(z, w)))
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_sort_of_a_transposed_input(stable):
+    """sort is an extern call, read by the meta function's strides: the input's layout."""
+    x = rnd(128, 10).t()
+    if stable:
+        x[:, 10:20] = 1.0  # ties: only a stable sort fixes the order of their indices
+    check(lambda t: torch.sort(t, stable=stable, descending=True), x)
+    check(lambda t: torch.sort(t * 2, dim=0, stable=stable), x)
+    values, indices = torch.sort(x.to(DEV), stable=stable)
+    assert values.stride() == x.stride() and indices.stride() == x.stride()

@@ -9,9 +9,12 @@
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <mutex>
@@ -75,6 +78,24 @@ vkml::ops::AttentionOptions options_for(const at::Tensor& q, double dropout_p, b
   return opt;
 }
 
+// The output in the query's dimension order, as the op's meta function allocates it (Inductor
+// reads the output of the extern call by those strides): a query seen as (B, H, L, E) over
+// (B, L, H, E) memory gives (B, L, H, Ev) memory, which transpose(1, 2).reshape reads as is.
+at::Tensor output_like_query(const at::Tensor& q, int64_t ev) {
+  if (q.size(3) == ev) return at::empty_like(q);
+  std::array<int64_t, 4> order = {0, 1, 2, 3};  // outermost first; ties keep dimension order
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
+  const std::array<int64_t, 4> sizes = {q.size(0), q.size(1), q.size(2), ev};
+  std::array<int64_t, 4> strides{};
+  int64_t stride = 1;
+  for (int i = 3; i >= 0; --i) {
+    strides[order[i]] = stride;
+    stride *= sizes[order[i]];
+  }
+  return at::empty_strided(sizes, strides, q.options());
+}
+
 void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   const at::Tensor& mask, const char* op) {
   TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, op,
@@ -97,8 +118,7 @@ fused_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   const char* op = "_scaled_dot_product_fused_attention_overrideable";
   check_inputs(q, k, v, mask, op);
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), S = k.size(2), Ev = v.size(3);
-  // (B, L, H, Ev) memory, the layout the usual transpose(1, 2).reshape(B, L, H * Ev) reads as is.
-  at::Tensor out = at::empty({B, L, H, Ev}, q.options()).transpose(1, 2);
+  at::Tensor out = output_like_query(q, Ev);
   at::Tensor lse = at::empty({B, H, L}, q.options().dtype(at::kFloat));
   vkml::ops::AttentionOptions opt = options_for(q, dropout_p, is_causal, scale);
   if (dropout_p > 0.0) {

@@ -87,15 +87,16 @@ bool may_overlap(const at::Tensor& x, const at::Tensor& y) {
   return at::get_overlap_status(x, y) != at::MemOverlapStatus::No;
 }
 
-// out = alpha * A @ B + beta * c_in (c_in already expanded to out's shape, or undefined), where
-// `a`/`b` describe a_t/b_t. Writes through a temporary when out overlaps an input.
+// out = alpha * A @ B + beta * c_in + bias (c_in and bias already expanded to out's shape, or
+// undefined), where `a`/`b` describe a_t/b_t. Writes through a temporary when out overlaps an
+// input.
 void run(const at::Tensor& out, const at::Tensor& a_t, MatrixView a, const at::Tensor& b_t,
          MatrixView b, int64_t m, int64_t n, int64_t k, int64_t batch, const at::Tensor& c_in,
-         double alpha, double beta) {
+         double alpha, double beta, const at::Tensor& bias = at::Tensor()) {
   if (out.numel() == 0) return;
   at::assert_no_internal_overlap(out);
   const bool use_cin = c_in.defined() && beta != 0.0;
-  bool clash = may_overlap(out, a_t) || may_overlap(out, b_t);
+  bool clash = may_overlap(out, a_t) || may_overlap(out, b_t) || may_overlap(out, bias);
   if (use_cin && may_overlap(out, c_in) &&
       at::get_overlap_status(out, c_in) != at::MemOverlapStatus::Full) {
     clash = true;
@@ -109,6 +110,7 @@ void run(const at::Tensor& out, const at::Tensor& a_t, MatrixView a, const at::T
   d.a = a, d.b = b;
   d.c = view_of(target);
   if (use_cin) d.c_in = view_of(c_in);
+  if (bias.defined()) d.bias = view_of(bias);
   d.alpha = alpha;
   d.beta = use_cin ? beta : 0.0;
   d.fp32_relaxed =
@@ -185,6 +187,25 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   check_mm(mat1, mat2);
   at::Tensor out = at::empty({mat1.size(0), mat2.size(1)}, mat1.options());
   return addmm_out(self, mat1, mat2, beta, alpha, out);
+}
+
+// residual + bias + mat1 @ mat2 as one GEMM: the residual is C_in (beta 1) and the bias the
+// epilogue's unscaled addend, each broadcast to (m, n) by zero strides. torch.compile's vkml
+// backend turns addmm(bias, x, w) + residual into this call (torch_vkml/_inductor/epilogue.py).
+at::Tensor addmm_residual(const at::Tensor& residual, const at::Tensor& bias,
+                          const at::Tensor& mat1, const at::Tensor& mat2) {
+  const char* op = "addmm_residual";
+  check_same_device(op, {&residual, &bias, &mat1, &mat2});
+  check_mm(mat1, mat2);
+  TORCH_CHECK(residual.scalar_type() == mat1.scalar_type() &&
+                  bias.scalar_type() == mat1.scalar_type(),
+              op, ": expected residual, bias and the matrices to have one dtype, but got ",
+              residual.scalar_type(), ", ", bias.scalar_type(), " and ", mat1.scalar_type());
+  const int64_t m = mat1.size(0), n = mat2.size(1);
+  at::Tensor out = at::empty({m, n}, mat1.options());
+  run(out, mat1, view_of(mat1), mat2, view_of(mat2), m, n, mat1.size(1), 1,
+      residual.expand({m, n}), 1.0, 1.0, bias.expand({m, n}));
+  return out;
 }
 
 void check_inplace_shape(const at::Tensor& self, c10::IntArrayRef shape) {
@@ -466,6 +487,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addr", addr);
   m.impl("addr.out", addr_out);
   m.impl("addr_", addr_);
+}
+
+TORCH_LIBRARY_FRAGMENT(vkml_inductor, m) {
+  m.def("addmm_residual(Tensor residual, Tensor bias, Tensor mat1, Tensor mat2) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(vkml_inductor, PrivateUse1, m) {
+  m.impl("addmm_residual", addmm_residual);
 }
 
 }  // namespace torch_vkml::ops_blas

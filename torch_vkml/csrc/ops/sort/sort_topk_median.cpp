@@ -67,8 +67,10 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self,
 
 std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable,
                                                int64_t dim, bool descending) {
-  at::Tensor values = at::empty_like(self, at::MemoryFormat::Contiguous);
-  at::Tensor indices = at::empty(self.sizes(), self.options().dtype(at::kLong));
+  // The input's layout, as the meta function (and so torch.compile's reading of this extern
+  // call) gives the outputs.
+  at::Tensor values = at::empty_like(self);
+  at::Tensor indices = at::empty_like(self, self.options().dtype(at::kLong));
   sort_values_stable(self, stable, dim, descending, values, indices);
   return {values, indices};
 }
