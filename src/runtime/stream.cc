@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hazard_tracker.h"
+#include "host_allocator.h"
 #include "vkml/config.h"
 #include "vkml/runtime.h"
 
@@ -104,6 +105,7 @@ struct Stream::Impl {
     VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;  // kCopy (src), kCopy and kFill (dst)
     uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
     uint32_t pattern = 0;  // kFill
+    bool host_read_after = false;  // kCopy into pinned host memory: make it visible to the host
     std::array<uint8_t, kPushConstantBytes> push;
   };
   std::deque<Command> held;
@@ -165,6 +167,7 @@ struct Stream::Impl {
       case Command::Kind::kCopy: {
         const VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
         vk::vkCmdCopyBuffer(cb, c.src, c.dst, 1, &region);
+        if (c.host_read_after) barrier_now(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         break;
       }
       case Command::Kind::kFill:
@@ -527,6 +530,8 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   c.dst = reinterpret_cast<VkBuffer>(d.buffer);
   c.dst_offset = d.offset;
   c.bytes = bytes;
+  BufferSlice pinned;
+  c.host_read_after = d.mapped && resolve_pinned(impl_->dev, dst, &pinned);
   if (impl_->record_or_hold(c, {&r, 1}, {&w, 1})) barriers_++;
   impl_->after_command(bytes / 4);
 }
