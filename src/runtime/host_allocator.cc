@@ -46,8 +46,13 @@ HostAllocator& host_allocator(Device& dev) {
     if (d == &dev) return *a;
   }
   Device* device = &dev;
+  const DeviceCaps& caps = dev.caps();
+  uint64_t max_block = caps.max_buffer_size;
+  if (caps.max_allocation_size && (!max_block || caps.max_allocation_size < max_block)) {
+    max_block = caps.max_allocation_size;
+  }
   auto* a = new HostAllocator(
-      dev.vk(), [device] { return device->stream().completed_value(); },
+      dev.vk(), max_block, [device] { return device->stream().completed_value(); },
       [device] { device->synchronize(); });
   r.allocators.emplace_back(&dev, a);
   return *a;
@@ -68,9 +73,11 @@ int pinned_host_device(const void* ptr) {
   return -1;
 }
 
-HostAllocator::HostAllocator(VulkanDevice& vk, std::function<uint64_t()> completed,
+HostAllocator::HostAllocator(VulkanDevice& vk, uint64_t max_block,
+                             std::function<uint64_t()> completed,
                              std::function<void()> synchronize)
-    : vk_(vk), completed_(std::move(completed)), synchronize_(std::move(synchronize)) {}
+    : vk_(vk), max_block_(max_block), completed_(std::move(completed)),
+      synchronize_(std::move(synchronize)) {}
 
 HostAllocator::~HostAllocator() {
   for (auto& [host, b] : by_host_) {
@@ -82,6 +89,12 @@ HostAllocator::~HostAllocator() {
 void* HostAllocator::allocate(uint64_t bytes) {
   if (bytes == 0) return nullptr;
   const uint64_t size = block_size(bytes);
+  if (max_block_ && size > max_block_) {
+    throw OutOfMemoryError("vkml: cannot pin " + std::to_string(bytes) + " bytes: a pinned block "
+                               "of " + std::to_string(size) + " bytes is larger than the "
+                               "device's largest buffer (" + std::to_string(max_block_) + " bytes)",
+                           bytes, 0, 0, 0);
+  }
   const uint64_t completed = completed_();  // outside mu_: the stream takes its own lock
   std::lock_guard<std::mutex> lock(mu_);
   Block* b = nullptr;

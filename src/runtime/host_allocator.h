@@ -20,7 +20,8 @@ namespace vkml {
 class HostAllocator {
  public:
   // `completed` returns the stream's completed timeline value; `synchronize` waits for all work.
-  HostAllocator(VulkanDevice& vk, std::function<uint64_t()> completed,
+  // `max_block` is the largest buffer the device allows (0: no limit).
+  HostAllocator(VulkanDevice& vk, uint64_t max_block, std::function<uint64_t()> completed,
                 std::function<void()> synchronize);
   ~HostAllocator();
   HostAllocator(const HostAllocator&) = delete;
@@ -54,6 +55,7 @@ class HostAllocator {
   void release_cached(uint64_t completed);
 
   VulkanDevice& vk_;
+  uint64_t max_block_;
   std::function<uint64_t()> completed_;
   std::function<void()> synchronize_;
   mutable std::mutex mu_;

@@ -1,4 +1,5 @@
 // Pinned host memory: the caching host allocator and the stream's copies to and from it.
+#include <algorithm>
 #include <cstring>
 
 #include "test_util.h"
@@ -52,6 +53,12 @@ TEST_F(PinnedMemoryTest, CopiesRoundTripWithoutStaging) {
     free_host(dev(), in);
     free_host(dev(), out);
   }
+}
+
+TEST_F(PinnedMemoryTest, BlockLargerThanTheDeviceAllowsIsRefused) {
+  const uint64_t limit = std::max(dev().caps().max_buffer_size, dev().caps().max_allocation_size);
+  ASSERT_GT(limit, 0u);
+  EXPECT_THROW(allocate_host(dev(), limit + 1), OutOfMemoryError);
 }
 
 TEST_F(PinnedMemoryTest, UnpinnedMemoryIsRefused) {
