@@ -3,6 +3,9 @@ pin_memory=True give pinned tensors; non_blocking copies from and into them are 
 stream (no staging copy, no host wait) and give the same bits as blocking copies."""
 
 import json
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -274,3 +277,31 @@ def test_profiler_timeline_shows_the_host_returning_before_the_copy(tmp_path):
     assert copy[0]["ts"] + copy[0]["dur"] >= mm_end, (copy[0], mm[0])  # ran after the matmul
     assert torch.equal(d.cpu(), host)
     del c
+
+
+def test_pinned_memory_of_another_device_goes_through_staging():
+    """Two logical devices: a block belongs to the device current when it was pinned; copies
+    between it and the other device are staged, and still right."""
+    code = """
+import torch, torch_vkml
+assert torch_vkml.device_count() == 2
+host = torch.randn(1000).pin_memory()  # vkml:0's
+before = [torch_vkml.host_memory_stats(i)["copies"] for i in range(2)]
+d1 = host.to("vkml:1", non_blocking=True)
+back = torch.empty(1000, pin_memory=True)
+back.copy_(d1, non_blocking=True)
+torch_vkml.synchronize(0); torch_vkml.synchronize(1)
+assert torch.equal(back, host)
+assert [torch_vkml.host_memory_stats(i)["copies"] for i in range(2)] == before
+torch_vkml.set_device(1)
+own = torch.randn(1000).pin_memory()  # vkml:1's
+d = own.to("vkml:1", non_blocking=True)
+torch_vkml.synchronize(1)
+assert torch.equal(d.cpu(), own)
+assert torch_vkml.host_memory_stats(1)["copies"] == before[1] + 1
+print("ok")
+"""
+    env = dict(os.environ, VKML_DEVICE_ORDER="0,0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
