@@ -20,6 +20,10 @@ torch._dynamo.reset() (warm).
 model, and always the decode steps of GPT-2-small and SmolLM2-135M (random weights from their
 configurations; batch 1, a static key/value cache): host time per call, ms per call and greedy
 decoding tokens/s, eager, compiled and replayed, on vkml and CUDA.
+--dataloader times a data-fed loop instead: ResNet-18 training fed by a DataLoader (two workers),
+with blocking copies of pageable batches against pinned batches (pin_memory=True) copied with
+non_blocking=True, on vkml and CUDA in the same run; each device's losses from the two ways must
+match bit for bit.
 """
 
 from __future__ import annotations
@@ -195,6 +199,86 @@ def llm_workloads(small: bool):
     return out
 
 
+def data_fed_loop(device: str, pinned: bool, small: bool, epochs: int) -> tuple[float, list, int]:
+    """Median ms per step of a ResNet-18 training epoch fed by a DataLoader, the last epoch's
+    losses, and how many of its batches were pinned (on vkml: how many of its copies read vkml's
+    pinned memory directly). pinned: pin_memory=True batches copied with non_blocking=True; else
+    pageable batches and blocking copies. One untimed epoch first (pipelines, worker start)."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    b, res, width, steps = (8, 32, 8, 4) if small else (256, 64, 32, 20)
+    g = torch.Generator().manual_seed(4)
+    data = TensorDataset(torch.randn(b * steps, 3, res, res, generator=g),
+                         torch.randint(0, 10, (b * steps,), generator=g))
+    torch.manual_seed(0)
+    model = md.resnet18(10, True, width).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loader = DataLoader(data, batch_size=b, num_workers=2, pin_memory=pinned,
+                        persistent_workers=True)
+    sync = sync_for(device)
+
+    pinned_count = 0
+
+    def pinned_copies() -> int:
+        if not device.startswith("vkml"):
+            return 0
+        import torch_vkml
+
+        return torch_vkml.host_memory_stats()["copies"]
+
+    def epoch():
+        nonlocal pinned_count
+        losses = []
+        pinned_count = -pinned_copies()
+        for x, y in loader:
+            if not device.startswith("vkml"):
+                pinned_count += int(x.is_pinned())
+            x, y = x.to(device, non_blocking=pinned), y.to(device, non_blocking=pinned)
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        pinned_count += pinned_copies()
+        return torch.stack(losses)
+
+    epoch()
+    sync()
+    samples = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        losses = epoch()
+        sync()
+        samples.append((time.perf_counter() - t0) * 1e3 / steps)
+    return sorted(samples)[len(samples) // 2], losses.cpu().tolist(), pinned_count
+
+
+def data_fed_timings(device: str, small: bool, epochs: int) -> dict:
+    return {"blocking": data_fed_loop(device, False, small, epochs),
+            "pinned": data_fed_loop(device, True, small, epochs)}
+
+
+def report_data_fed(vk: dict, ref: dict, ref_name: str, small: bool) -> list:
+    """One row per way of copying (vkml beside the reference), the pinned speed-up on each, and
+    whether each device's losses match bit for bit between the two ways."""
+    name = "resnet18_dataloader_b8" if small else "resnet18_dataloader_b256_64px"
+    results = []
+    for way in ("blocking", "pinned"):
+        ref_ms = ref[way][0] if ref else None
+        r = Result("data", f"{name}_{way}", "", 0.0, vk[way][0], ref_ms, ref_name)
+        print(r.line(), flush=True)
+        results.append(r)
+    for dev, t in (("vkml", vk), (ref_name, ref)):
+        if t:
+            same = t["blocking"][1] == t["pinned"][1]
+            print(f"{'':>8} {dev}: pinned + non_blocking {t['blocking'][0] / t['pinned'][0]:.2f}x "
+                  f"the blocking loop's speed ({t['pinned'][2]} of an epoch's "
+                  f"{'copies from pinned memory' if dev == 'vkml' else 'batches pinned'}); "
+                  f"losses bit-identical: {same}")
+            results[1].extra[f"losses_identical_{'vkml' if dev == 'vkml' else 'ref'}"] = same
+    return results
+
+
 def run_reference_child(args, *flags: str) -> None:
     """This script again, for the reference backend, in a child process that never loads vkml
     (see bench/timing.py), with the parent's model selection and warm-up."""
@@ -209,6 +293,8 @@ def run_reference_child(args, *flags: str) -> None:
         cmd.append("--compile")
     if args.replay:
         cmd.append("--replay")
+    if args.dataloader:
+        cmd.append("--dataloader")
     if args.warmup_seconds is not None:
         cmd += ["--warmup-seconds", str(args.warmup_seconds)]
     subprocess.run(cmd, check=True)
@@ -474,6 +560,9 @@ def main() -> None:
                     help="also time torch.compile(mode=\"reduce-overhead\") (graph replay): every "
                     "model with --compile, and the decode steps of GPT-2-small and SmolLM2-135M "
                     "(host time per call, tokens/s)")
+    ap.add_argument("--dataloader", action="store_true",
+                    help="only the data-fed loop: blocking copies against pinned batches and "
+                    "non_blocking copies, on vkml and the reference")
     ap.add_argument("--cuda-no-tf32", action="store_true",
                     help="CUDA convolutions in full fp32 (cuDNN uses TF32 by default; vkml never)")
     add_timing_args(ap)
@@ -489,6 +578,9 @@ def main() -> None:
     if args.profile_reference:  # child: the reference backend's kernel tables
         for name, make, _kind in selected(args):
             print(f"== {name} on {ref}\n{cuda_kernel_table(make, args.profile)}", flush=True)
+        return
+    if args.reference_only and args.dataloader:  # child: the reference's data-fed loop
+        json.dump(data_fed_timings(ref, args.small, args.repeat), open(args.reference_only, "w"))
         return
     if args.reference_only:  # child: time the reference backend alone
         out = {name: time_one(make, ref, kind, args.repeat) for name, make, kind in selected(args)}
@@ -508,6 +600,14 @@ def main() -> None:
     if args.profile:
         return profile_kernels(args)
     want_refs = ref == "cuda" and not args.vkml_only
+    if args.dataloader:
+        print(f"data-fed loop on {torch_vkml.device_name()} against {ref}\n{header(ref)}")
+        refs = reference_timings(args, ref) if want_refs else {}
+        results = report_data_fed(data_fed_timings("vkml", args.small, args.repeat), refs, ref,
+                                  args.small)
+        if args.json:
+            save(args.json, results)
+        return
     refs = reference_timings(args, ref) if want_refs and not args.reference_last else {}
     diagnose = not args.small and not args.no_diagnose
     print(f"models on {torch_vkml.device_name()} against {ref}")

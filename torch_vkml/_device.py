@@ -245,6 +245,18 @@ def empty_cache() -> None:
         _C.empty_cache(i)
 
 
+def host_memory_stats(device: Any = None) -> dict[str, int]:
+    """Pinned host memory of the device (tensor.pin_memory(), torch.empty(pin_memory=True)):
+    live and cached bytes, blocks, and the copies recorded to or from it."""
+    return dict(_C.host_memory_stats(_index(device)))
+
+
+def empty_host_cache() -> None:
+    """Waits for each device's stream, then frees its cached pinned host blocks."""
+    for i in range(device_count()):
+        _C.empty_host_cache(i)
+
+
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     """(free, total) bytes of device memory, from the driver's budget where it reports one."""
     return tuple(_C.mem_get_info(_index(device)))

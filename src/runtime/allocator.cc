@@ -254,21 +254,24 @@ void Allocator::reset_peak() {
 }
 
 BufferSlice Allocator::resolve(uint64_t address) const {
+  BufferSlice s;
+  if (!try_resolve(address, &s)) throw InvalidArgument("vkml: address is not device memory");
+  return s;
+}
+
+bool Allocator::try_resolve(uint64_t address, BufferSlice* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = segments_.upper_bound(address);
-  if (it == segments_.begin()) throw InvalidArgument("vkml: address is not device memory");
+  if (it == segments_.begin()) return false;
   --it;
   const Segment* seg = it->second;
-  if (address >= seg->raw.address + seg->raw.size) {
-    throw InvalidArgument("vkml: address is not device memory");
-  }
-  BufferSlice s;
-  s.buffer = reinterpret_cast<uint64_t>(seg->raw.buffer);
-  s.offset = address - seg->raw.address;
-  s.segment_address = seg->raw.address;
-  s.segment_size = seg->raw.size;
-  s.mapped = seg->raw.mapped;
-  return s;
+  if (address >= seg->raw.address + seg->raw.size) return false;
+  out->buffer = reinterpret_cast<uint64_t>(seg->raw.buffer);
+  out->offset = address - seg->raw.address;
+  out->segment_address = seg->raw.address;
+  out->segment_size = seg->raw.size;
+  out->mapped = seg->raw.mapped;
+  return true;
 }
 
 bool Allocator::owns(uint64_t address) const {

@@ -25,6 +25,8 @@ class Allocator {
   MemoryStats stats() const;
   void reset_peak();
   BufferSlice resolve(uint64_t address) const;
+  // Like resolve(); false when address lies in no segment.
+  bool try_resolve(uint64_t address, BufferSlice* out) const;
   bool owns(uint64_t address) const;
   uint64_t limit() const { return limit_; }
   // Caps reserved bytes (0 = no cap), like CUDA's per-process memory fraction.

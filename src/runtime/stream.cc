@@ -1,6 +1,8 @@
 // Batched command recording and submission on one timeline semaphore.
 #include "stream_impl.h"
 
+#include "host_allocator.h"
+
 namespace vkml {
 
 using namespace stream_detail;
@@ -114,6 +116,8 @@ void Stream::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   c.dst = reinterpret_cast<VkBuffer>(d.buffer);
   c.dst_offset = d.offset;
   c.bytes = bytes;
+  BufferSlice pinned;
+  c.host_read_after = d.mapped && resolve_pinned(impl_->dev, dst, &pinned);
   if (impl_->record_or_hold(c, {&r, 1}, {&w, 1})) barriers_++;
   impl_->after_command(bytes / 4);
 }

@@ -109,6 +109,7 @@ struct Stream::Impl {
     VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;  // kCopy (src), kCopy and kFill (dst)
     uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
     uint32_t pattern = 0;  // kFill
+    bool host_read_after = false;  // kCopy into pinned host memory: make it visible to the host
     std::array<uint8_t, kPushConstantBytes> push;
   };
   std::deque<Command> held;
@@ -175,6 +176,7 @@ struct Stream::Impl {
       case Command::Kind::kCopy: {
         const VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
         vk::vkCmdCopyBuffer(cb, c.src, c.dst, 1, &region);
+        if (c.host_read_after) barrier_now(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         break;
       }
       case Command::Kind::kFill:

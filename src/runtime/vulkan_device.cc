@@ -7,6 +7,7 @@
 
 #include "allocator.h"
 #include "capture_pool.h"
+#include "host_allocator.h"
 #include "pipeline_cache.h"
 #include "vkml/errors.h"
 #include "vkml/config.h"
@@ -301,7 +302,11 @@ void Device::recover_injected_loss() {
 MemoryStats Device::memory_stats() const { return allocator_->stats(); }
 void Device::reset_peak_memory_stats() { allocator_->reset_peak(); }
 void Device::empty_cache() { allocator_->empty_cache(); }
-BufferSlice Device::resolve(uint64_t address) const { return allocator_->resolve(address); }
+BufferSlice Device::resolve(uint64_t address) const {
+  BufferSlice s;
+  if (allocator_->try_resolve(address, &s) || resolve_pinned(*this, address, &s)) return s;
+  throw InvalidArgument("vkml: address is not device memory");
+}
 bool Device::owns(uint64_t address) const { return allocator_->owns(address); }
 void Device::synchronize() { stream_->synchronize(); }
 void Device::set_memory_limit(uint64_t bytes) { allocator_->set_limit(bytes); }

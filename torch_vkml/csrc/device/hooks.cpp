@@ -1,11 +1,13 @@
-// PrivateUse1 hooks: availability, generators, pointer-to-device lookup, storage resize.
+// PrivateUse1 hooks: availability, generators, pointer-to-device lookup, pinned host memory,
+// storage resize.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
 
 #include "common/bridge.h"
 #include "device/allocator.h"
 #include "device/generator.h"
+#include "device/pinned_allocator.h"
+#include "vkml/host_memory.h"
 
 namespace torch_vkml::device_hooks {
 
@@ -38,10 +40,10 @@ struct VkmlHooks final : public at::PrivateUse1HooksInterface {
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override {
     return exchangeDevice(d);
   }
-  at::Allocator* getPinnedMemoryAllocator() const override {
-    return c10::GetCPUAllocator();  // host memory is staged anyway; pinning adds nothing yet
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_allocator(); }
+  bool isPinnedPtr(const void* data) const override {
+    return vkml::pinned_host_device(data) >= 0;
   }
-  bool isPinnedPtr(const void*) const override { return false; }
 
   // Grows a storage in place (resize_ and storage.resize_): new memory, old bytes copied over.
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {

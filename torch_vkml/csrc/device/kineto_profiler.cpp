@@ -1,9 +1,10 @@
 // vkml kernels in torch.profiler: a Kineto activity profiler registered for PrivateUse1.
 // Kineto calls pushCorrelationId/popCorrelationId around every op it records, on the op's
 // thread; each op brackets its work on the device's stream with two GPU timestamps. Ops that
-// recorded dispatches, and whose children recorded none, become device events (the kernel
-// activity type, which torch maps to the PrivateUse1 device) linked to the CPU op, so
-// key_averages() gives them device time and the Chrome trace draws them beside it.
+// recorded dispatches or copies to or from pinned host memory, and whose children recorded
+// none, become device events (the kernel activity type, which torch maps to the PrivateUse1
+// device) linked to the CPU op, so key_averages() gives them device time and the Chrome trace
+// draws them beside it.
 // Torch releases without the PrivateUse1 profiler registry build without it.
 #if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
 #ifndef USE_KINETO
@@ -20,6 +21,7 @@
 #include <mutex>
 
 #include "common/bridge.h"
+#include "vkml/host_memory.h"
 
 namespace torch_vkml::device_kineto_profiler {
 
@@ -37,8 +39,9 @@ struct Span {
   double gpu_ns[2] = {-1, -1};
   int64_t host_start_ns = 0;
   uint64_t dispatches = 0;   // the stream's dispatch count at the start
+  uint64_t pinned_copies = 0;  // and the device's count of copies to or from pinned memory
   bool open = true;
-  bool launched = false;     // the op recorded dispatches
+  bool launched = false;     // the op recorded dispatches or pinned copies
   bool child_launched = false;
 };
 
@@ -92,6 +95,7 @@ class Tracker {
     span.device = d;
     span.host_start_ns = host_now_ns();
     span.dispatches = s.dispatches_recorded();
+    span.pinned_copies = vkml::host_memory_stats(core_device(d)).copies_recorded;
     span.query[0] = s.write_timestamp();
     spans_.push_back(span);
     unread_.push_back({spans_.size() - 1, 0});
@@ -108,7 +112,9 @@ class Tracker {
     stack.pop_back();
     Span& span = spans_[i];
     vkml::Stream& s = core_device(span.device).stream();
-    span.launched = s.dispatches_recorded() != span.dispatches;
+    span.launched = s.dispatches_recorded() != span.dispatches ||
+                    vkml::host_memory_stats(core_device(span.device)).copies_recorded !=
+                        span.pinned_copies;
     span.query[1] = s.write_timestamp();
     span.open = false;
     unread_.push_back({i, 1});

@@ -6,6 +6,7 @@
 #include "device/fallback.h"
 #include "device/generator.h"
 #include "vkml/config.h"
+#include "vkml/host_memory.h"
 #include "vkml/profiling.h"
 
 namespace py = pybind11;
@@ -67,6 +68,22 @@ py::dict memory_stats(int index) {
   d["segment.all.current"] = m.num_segments;
   d["num_ooms"] = m.num_ooms;
   d["host_spilled_bytes"] = m.host_spilled;
+  return d;
+}
+
+py::dict host_memory_stats(int index) {
+  vkml::HostMemoryStats m =
+      vkml::host_memory_stats(core_device(static_cast<c10::DeviceIndex>(index)));
+  py::dict d;
+  d["allocated_bytes"] = m.allocated;
+  d["allocated_bytes_peak"] = m.peak_allocated;
+  d["reserved_bytes"] = m.reserved;
+  d["num_alloc"] = m.num_allocs;
+  d["num_free"] = m.num_frees;
+  d["num_blocks"] = m.num_blocks;
+  d["num_host_alloc"] = m.num_driver_allocs;
+  d["num_host_free"] = m.num_driver_frees;
+  d["copies"] = m.copies_recorded;
   return d;
 }
 
@@ -136,6 +153,10 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("device_properties", &device_module::device_properties);
   m.def("memory_stats", &device_module::memory_stats);
+  m.def("host_memory_stats", &device_module::host_memory_stats);
+  m.def("empty_host_cache", [](int i) {
+    translate_errors([&] { vkml::empty_host_cache(core_device(static_cast<c10::DeviceIndex>(i))); });
+  });
   m.def("empty_cache", [](int i) {
     py::gil_scoped_release release;
     core_device(static_cast<c10::DeviceIndex>(i)).empty_cache();

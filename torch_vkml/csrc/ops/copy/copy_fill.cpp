@@ -11,6 +11,8 @@
 #include <torch/library.h>
 
 #include "common/bridge.h"
+#include "device/pinned_allocator.h"
+#include "vkml/host_memory.h"
 
 namespace torch_vkml::ops_copy_fill {
 
@@ -25,9 +27,26 @@ int64_t span_elements(const at::Tensor& t) {
 
 bool dense_non_overlapping_contiguous(const at::Tensor& t) { return t.is_contiguous(); }
 
+// Host-to-device bytes: with non_blocking from pinned memory of the device, a copy recorded on
+// the stream that reads the pinned block itself; otherwise through staging (the host memory may
+// change as soon as this returns).
+void upload_bytes(const at::Tensor& host, const at::Tensor& dst, uint64_t bytes,
+                  bool non_blocking) {
+  vkml::Device& d = core_device(dst);
+  const auto address = reinterpret_cast<uint64_t>(dst.data_ptr());
+  const bool pinned = non_blocking && is_pinned_on(host.data_ptr(), d.index());
+  translate_errors([&] {
+    if (pinned) {
+      vkml::upload_pinned(d, host.data_ptr(), address, bytes);
+    } else {
+      d.stream().upload(host.data_ptr(), address, bytes);
+    }
+  });
+}
+
 // A vkml tensor holding `src` (a CPU tensor) with the same sizes, strides and dtype, uploaded
 // as its raw span; or, when the span is much larger than the data, a packed copy.
-at::Tensor upload(const at::Tensor& src, c10::DeviceIndex device) {
+at::Tensor upload(const at::Tensor& src, c10::DeviceIndex device, bool non_blocking = false) {
   at::Tensor host = src.resolve_neg().resolve_conj();
   if (host.numel() == 0) {
     return at::empty(host.sizes(), host.options().device(c10::Device(kVkml, device)));
@@ -42,11 +61,7 @@ at::Tensor upload(const at::Tensor& src, c10::DeviceIndex device) {
   }
   at::Tensor dev = at::empty_strided(host.sizes(), host.strides(),
                                      host.options().device(c10::Device(kVkml, device)));
-  vkml::Device& d = core_device(device);
-  translate_errors([&] {
-    d.stream().upload(host.data_ptr(), reinterpret_cast<uint64_t>(dev.data_ptr()),
-                      static_cast<uint64_t>(span) * host.itemsize());
-  });
+  upload_bytes(host, dev, static_cast<uint64_t>(span) * host.itemsize(), non_blocking);
   return dev;
 }
 
@@ -104,20 +119,37 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   raw_copy(dst, s);
 }
 
-void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src) {
+// With non_blocking into contiguous pinned memory of src's device, the download is a copy recorded
+// on the stream (the data is there once the stream passes it); otherwise the host waits for it.
+void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src, bool non_blocking = false) {
   vkml::Device& d = core_device(src);
   at::Tensor s = src.expand(dst.sizes());
   bool direct = dst.is_contiguous() && s.is_contiguous() && dst.scalar_type() == s.scalar_type() &&
                 dst.is_neg() == s.is_neg() && dst.is_conj() == s.is_conj();
+  const bool pinned = non_blocking && dst.is_contiguous() && !dst.is_neg() && !dst.is_conj() &&
+                      is_pinned_on(dst.data_ptr(), d.index());
   if (direct) {
     translate_errors([&] {
-      d.stream().download(reinterpret_cast<uint64_t>(s.data_ptr()), dst.data_ptr(), dst.nbytes());
+      if (pinned) {
+        vkml::download_pinned(d, reinterpret_cast<uint64_t>(s.data_ptr()), dst.data_ptr(),
+                                   dst.nbytes());
+      } else {
+        d.stream().download(reinterpret_cast<uint64_t>(s.data_ptr()), dst.data_ptr(),
+                            dst.nbytes());
+      }
     });
     return;
   }
   // Gather on the device into a dense tensor of dst's dtype, then one download.
   at::Tensor staged = at::empty(dst.sizes(), s.options().dtype(dst.scalar_type()));
   device_copy(staged, s);
+  if (pinned) {  // dst has staged's layout and no bits: download into it directly
+    translate_errors([&] {
+      vkml::download_pinned(d, reinterpret_cast<uint64_t>(staged.data_ptr()), dst.data_ptr(),
+                                 dst.nbytes());
+    });
+    return;
+  }
   at::Tensor host = at::empty(dst.sizes(), dst.options());
   translate_errors([&] {
     d.stream().download(reinterpret_cast<uint64_t>(staged.data_ptr()), host.data_ptr(),
@@ -153,20 +185,16 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     if (dst.is_contiguous() && expanded.is_contiguous() &&
         dst.scalar_type() == expanded.scalar_type() && dst.is_neg() == expanded.is_neg() &&
         dst.is_conj() == expanded.is_conj()) {
-      vkml::Device& d = core_device(dst);
-      translate_errors([&] {
-        d.stream().upload(expanded.data_ptr(), reinterpret_cast<uint64_t>(dst.data_ptr()),
-                          dst.nbytes());
-      });
+      upload_bytes(expanded, dst, dst.nbytes(), non_blocking);
     } else {
-      device_copy(dst, upload(expanded, dst.device().index()));
+      device_copy(dst, upload(expanded, dst.device().index(), non_blocking));
     }
     return dst;
   }
   // vkml -> CPU (or another backend, through the CPU).
   c10::DeviceGuard guard(self.device());
   if (dst.device().is_cpu()) {
-    copy_to_cpu(dst, self);
+    copy_to_cpu(dst, self, non_blocking);
   } else {
     at::Tensor host = at::empty(dst.sizes(), dst.options().device(at::kCPU));
     copy_to_cpu(host, self);
