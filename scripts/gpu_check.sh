@@ -317,7 +317,7 @@ if has bench-attention; then
     read -ra attn_argv <<< "$run"
     bounded 100000 "$log" "$PY" bench/bench_attention.py "${attn_argv[@]}" || rc=$?
   done
-  sed -n '/==== bench_attention/,$p' "$log" | grep -E '^(sdpa| +[0-9]+x)|Error' | cut -c1-200
+  sed -n '/==== bench_attention/,$p' "$log" | grep -E '^(sdpa| +[0-9]+x| +BxHxLxE)|Error' | cut -c1-200
   record bench-attention $rc $((SECONDS - t)) bench.log
 fi
 if has bench-ddp; then

@@ -42,7 +42,8 @@ CASES = [
     (2, 4, 2, 70, 70, 80, 80, True, None),  # grouped-query heads, head dim padded to 96
     (1, 3, 3, 100, 160, 96, 96, False, "float"),
     (1, 2, 2, 200, 90, 128, 128, True, None),  # L > S: queries past the keys see them all
-    (1, 2, 1, 60, 190, 128, 64, True, "bool"),  # L < S, value dim != key dim
+    (1, 2, 1, 60, 190, 128, 128, True, None),  # L < S
+    (1, 2, 1, 60, 190, 128, 64, False, "bool"),  # value dim != key dim
     (1, 2, 2, 33, 300, 256, 256, False, "bool"),
     (2, 2, 2, 37, 53, 20, 20, False, "float"),  # head dim not a multiple of 8: element loads
 ]
