@@ -15,13 +15,6 @@ DEV = "vkml"
 B, H, L, S, E = 2, 3, 9, 7, 16
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def rnd(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=g, dtype=torch.float64)

@@ -18,13 +18,6 @@ DEV = "vkml"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 class Block(nn.Module):
     """A pre-norm transformer block with a GELU MLP: the shape of GPT-2's and ViT's layers."""
 

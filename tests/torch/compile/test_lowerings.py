@@ -10,13 +10,6 @@ import torch_vkml  # noqa: F401
 DEV = "vkml"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def check(fn, *inputs, dtype=None, dynamic=False, tol_scale=1.0):
     """fn compiled on vkml against fn eager on vkml and fn on the CPU in float64."""
     dev_inputs = [x.to(DEV) if isinstance(x, torch.Tensor) else x for x in inputs]

@@ -1,0 +1,12 @@
+"""Shared fixtures of the torch.compile tests."""
+
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Each test compiles from an empty Dynamo cache and leaves none behind."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
