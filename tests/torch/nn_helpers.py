@@ -8,7 +8,11 @@ import torch
 import torch_vkml
 import torch_vkml.profiler
 
-FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+# float64 where the device has fp64 arithmetic; on other devices a float64 op raises instead
+# (tests/torch/integration/test_no_fp64.py checks that).
+HAS_FLOAT64 = torch_vkml.has_float64_support()
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
+    [torch.float64] if HAS_FLOAT64 else [])
 # Every dtype vkml computes in.
 ALL_DTYPES = FLOAT_DTYPES + [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
                              torch.bool]

@@ -11,7 +11,8 @@ import torch
 import torch_vkml
 import torch_vkml.profiler
 
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
+    [torch.float64] if torch_vkml.has_float64_support() else [])
 SHAPES = [(5, 3), "t", (7,), (0, 2), (300,), (1,), (2, 3, 4)]  # "t": a transposed (4, 6) view
 
 
