@@ -13,6 +13,8 @@ import torch_vkml.profiler
 HAS_FLOAT64 = torch_vkml.has_float64_support()
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
     [torch.float64] if HAS_FLOAT64 else [])
+# The widest float the device computes in: tests comparing exactly with the CPU use it.
+WIDE_FLOAT = torch.float64 if HAS_FLOAT64 else torch.float32
 # Every dtype vkml computes in.
 ALL_DTYPES = FLOAT_DTYPES + [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
                              torch.bool]
