@@ -89,10 +89,10 @@ bool allowed(const std::string& name, uint32_t cap, std::string* why) {
       *why = "subgroup arithmetic: only _sg variants, chosen where the device supports it";
       return parts.count("sg") > 0;
     case kFloat16:
-      // gemm_split_f16 feeds the fp32-split GEMM, which runs only on cooperative matrices, and
-      // every GPU with cooperative matrices is treated as having fp16 arithmetic.
-      *why = "fp16 arithmetic: only cooperative-matrix variants and gemm_split_f16";
-      return is_coopmat_variant(name) || name == "gemm_split_f16";
+      // Every GPU with cooperative matrices is treated as having fp16 arithmetic (no-fp16 masks
+      // cooperative matrices too); other kernels store 16-bit floats as bits.
+      *why = "fp16 arithmetic: only cooperative-matrix variants";
+      return is_coopmat_variant(name);
     case kCooperativeMatrixKHR:
       *why = "cooperative matrices: only coopmat / igemmc variants";
       return is_coopmat_variant(name);
@@ -140,6 +140,7 @@ TEST(ShaderCapabilities, TheRulesRejectWhatTheyShould) {
   EXPECT_FALSE(allowed("norm_fwd", kGroupNonUniformArithmetic, &why));
   EXPECT_TRUE(allowed("norm_fwd_f64_sg", kGroupNonUniformArithmetic, &why));
   EXPECT_FALSE(allowed("random_float_f16", kFloat16, &why));
+  EXPECT_FALSE(allowed("gemm_split_f16", kFloat16, &why));
   EXPECT_FALSE(allowed("gemm_coopmat_f16_f32", kInt64Atomics, &why));
   EXPECT_FALSE(allowed("gemm_coopmat_f16_f32", kBFloat16TypeKHR, &why));
 }
