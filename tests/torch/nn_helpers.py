@@ -15,6 +15,14 @@ FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
     [torch.float64] if HAS_FLOAT64 else [])
 # The widest float the device computes in: tests comparing exactly with the CPU use it.
 WIDE_FLOAT = torch.float64 if HAS_FLOAT64 else torch.float32
+
+
+def device_dtypes(*dtypes):
+    """The given dtypes the device holds, in order: float64 and complex128 only with fp64."""
+    wide = (torch.float64, torch.complex128)
+    return [d for d in dtypes if HAS_FLOAT64 or d not in wide]
+
+
 # Every dtype vkml computes in.
 ALL_DTYPES = FLOAT_DTYPES + [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
                              torch.bool]

@@ -210,7 +210,7 @@ def test_bad_inputs_raise_like_cpu():
         with pytest.raises(RuntimeError):
             F.conv2d(x.to(dev), w.to(dev))  # channel mismatch
         with pytest.raises(RuntimeError):
-            F.conv2d(x.to(dev), torch.randn(4, 3, 3, 3, dtype=torch.float64).to(dev))
+            F.conv2d(x.to(dev), torch.randn(4, 3, 3, 3, dtype=torch.float16).to(dev))
         with pytest.raises(RuntimeError):
             F.conv2d(x.to(dev), torch.randn(4, 3, 7, 7).to(dev))  # kernel larger than input
     with pytest.raises(RuntimeError):  # NotImplementedError is a RuntimeError, as on CPU
