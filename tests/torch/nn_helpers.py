@@ -8,7 +8,21 @@ import torch
 import torch_vkml
 import torch_vkml.profiler
 
-FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+# float64 where the device has fp64 arithmetic; on other devices a float64 op raises instead
+# (tests/torch/integration/test_no_fp64.py checks that).
+HAS_FLOAT64 = torch_vkml.has_float64_support()
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
+    [torch.float64] if HAS_FLOAT64 else [])
+# The widest float the device computes in: tests comparing exactly with the CPU use it.
+WIDE_FLOAT = torch.float64 if HAS_FLOAT64 else torch.float32
+
+
+def device_dtypes(*dtypes):
+    """The given dtypes the device holds, in order: float64 and complex128 only with fp64."""
+    wide = (torch.float64, torch.complex128)
+    return [d for d in dtypes if HAS_FLOAT64 or d not in wide]
+
+
 # Every dtype vkml computes in.
 ALL_DTYPES = FLOAT_DTYPES + [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
                              torch.bool]

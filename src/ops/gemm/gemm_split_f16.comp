@@ -56,21 +56,25 @@ int scale_exponent(float amax) {
   return 15 - ex;
 }
 
+// The fp16 bits of x, which is an fp16 value, infinite or NaN: the halves are stored as bits, so
+// that the kernel needs no fp16 arithmetic (no Float16 capability).
+uint16_t f16_bits(float x) { return uint16_t(packHalf2x16(vec2(x, 0.0)) & 0xFFFFu); }
+
 void split_store(int64_t o, int64_t i, float x, int e) {
-  float16_t hi, hi2, lo;
+  uint16_t hi, hi2, lo;
   if (!finite(x)) {
-    hi = float16_t(x);
-    hi2 = lo = float16_t(0.0);
+    hi = f16_bits(x);
+    hi2 = lo = uint16_t(0);
   } else {
     const float xs = scale_by_pow2(x, e);
     const float hi_f = round_to_f16(xs);  // not float(float16_t(xs)): drivers fold that
-    hi = hi2 = float16_t(hi_f);
-    lo = float16_t((xs - hi_f) * 2048.0);
+    hi = hi2 = f16_bits(hi_f);
+    lo = f16_bits(round_to_f16((xs - hi_f) * 2048.0));
   }
   const uint64_t line = pc.dst + uint64_t(o * pc.ld * 2);
-  PF16(line + uint64_t((pc.hi_off + i) * 2)).v = hi;
-  PF16(line + uint64_t((pc.hi2_off + i) * 2)).v = hi2;
-  PF16(line + uint64_t((pc.lo_off + i) * 2)).v = lo;
+  PU16(line + uint64_t((pc.hi_off + i) * 2)).v = hi;
+  PU16(line + uint64_t((pc.hi2_off + i) * 2)).v = hi2;
+  PU16(line + uint64_t((pc.lo_off + i) * 2)).v = lo;
 }
 
 // The largest finite magnitude over each thread's elements [begin, end) of line o, reduced over

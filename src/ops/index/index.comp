@@ -114,8 +114,10 @@ void main() {
   const int64_t serial = pc.p.numel_serial, owners = pc.p.owners;
 #if defined(SRC_KIND_INT)
   const VAL alpha0 = pc.p.alpha_i;
+#elif defined(DST_F64)
+  const VAL alpha0 = packDouble2x32(uvec2(uint(pc.p.alpha_bits), uint(pc.p.alpha_bits >> 32)));
 #else
-  const VAL alpha0 = VAL(pc.p.alpha_f);
+  const VAL alpha0 = pc.p.alpha_f;
 #endif
   const int64_t total = pc.p.numel_parallel * owners;
   for (int64_t t = int64_t(gl_GlobalInvocationID.x); t < total; t += VKML_GRID_STRIDE) {

@@ -1,6 +1,7 @@
 #include "ops/index/index_launch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -168,7 +169,8 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   p.value_bits = l.value_bits;
   p.error_flag = l.error_flag;
   p.counts = l.counts;
-  p.alpha_f = l.alpha_f;
+  p.alpha_bits = std::bit_cast<uint64_t>(l.alpha_f);
+  p.alpha_f = static_cast<float>(l.alpha_f);
   p.alpha_i = l.alpha_i;
   p.flags |= l.allow_negative ? VKML_INDEX_ALLOW_NEGATIVE : 0u;
   if (l.values == 0) p.flags |= VKML_INDEX_VALUE_SCALAR;

@@ -57,7 +57,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   uint64_t value_bits;
   uint64_t error_flag;  // 0: bad indices are skipped silently (still never dereferenced)
   uint64_t counts;      // i64 per index value, for VKML_INDEX_SCALE_BY_COUNT
-  double alpha_f;
+  uint64_t alpha_bits;  // double alpha, as bits (f64 variant; other float variants read alpha_f)
   int64_t alpha_i;
   int64_t numel_parallel;
   int64_t numel_serial;
@@ -70,7 +70,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   uint32_t index_i32_mask;  // bit k set: index operand k holds int32, else int64
   uint32_t flags;
   uint32_t flat_ndim;
-  uint32_t pad;
+  float alpha_f;  // alpha rounded to float: variants without fp64 declare no double
 };
 #ifdef __cplusplus
 static_assert(offsetof(IndexParams, index_addr) ==

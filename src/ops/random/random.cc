@@ -1,6 +1,7 @@
 // The random family: uniform, normal, bernoulli, exponential and integer-range draws.
 #include "vkml/random.h"
 
+#include <bit>
 #include <string>
 
 #include "ops/launch.h"
@@ -30,8 +31,10 @@ void random(Device& dev, const TensorDesc& dst, const RandomRequest& req) {
   p.dst = dst.address;
   p.seed = req.seed;
   p.offset = req.offset;
-  p.a = req.a;
-  p.b = req.b;
+  p.a_bits = std::bit_cast<uint64_t>(req.a);
+  p.b_bits = std::bit_cast<uint64_t>(req.b);
+  p.a_f = static_cast<float>(req.a);
+  p.b_f = static_cast<float>(req.b);
   p.range = req.range;
   p.base = req.base;
   p.kind = static_cast<uint32_t>(req.kind);

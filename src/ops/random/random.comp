@@ -17,6 +17,15 @@ layout(push_constant) uniform Push { RandomParams p; } pc;
 #else
 #define VAL float
 #endif
+// The distribution's parameters a and b in VAL: double from their bits in the f64 variant, the
+// float copies elsewhere (so that float variants need no fp64 arithmetic).
+#ifdef DST_F64
+#define PARAM_A packDouble2x32(uvec2(uint(p.a_bits), uint(p.a_bits >> 32)))
+#define PARAM_B packDouble2x32(uvec2(uint(p.b_bits), uint(p.b_bits >> 32)))
+#else
+#define PARAM_A p.a_f
+#define PARAM_B p.b_f
+#endif
 #include "store_cast.glsl"
 
 uvec4 philox(uvec4 ctr, uvec2 key) {
@@ -60,13 +69,13 @@ void main() {
       float radius = sqrt(-2.0 * log(u1));
       float z = (lane & 1u) == 0u ? radius * cos(6.2831853071795864 * u2)
                                   : radius * sin(6.2831853071795864 * u2);
-      v = VAL(p.a) + VAL(p.b) * VAL(z);
+      v = PARAM_A + PARAM_B * VAL(z);
     } else if (p.kind == VKML_RANDOM_BERNOULLI) {
-      v = unit(bits) < float(p.a) ? VAL(1) : VAL(0);
+      v = unit(bits) < p.a_f ? VAL(1) : VAL(0);
     } else if (p.kind == VKML_RANDOM_EXPONENTIAL) {
-      v = VAL(-log(unit_open0(bits)) / float(p.a));
+      v = VAL(-log(unit_open0(bits)) / p.a_f);
     } else {
-      v = VAL(p.a) + (VAL(p.b) - VAL(p.a)) * VAL(unit(bits));
+      v = PARAM_A + (PARAM_B - PARAM_A) * VAL(unit(bits));
     }
 #endif
     store_dst(p.dst + uint64_t(off * DST_SIZE), v);

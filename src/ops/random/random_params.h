@@ -23,15 +23,17 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ran
   uint64_t dst;
   uint64_t seed;
   uint64_t offset;  // Philox counter offset reserved for this call
-  double a;
-  double b;
+  uint64_t a_bits;  // double a and b, as bits (f64 variants; the others read a_f, b_f)
+  uint64_t b_bits;
   uint64_t range;
   int64_t base;
   uint32_t ndim;
   uint32_t kind;
+  float a_f;  // a and b rounded to float: variants without fp64 declare no double
+  float b_f;
 };
 #ifdef __cplusplus
-static_assert(sizeof(RandomParams) == 8 + 2 * 8 * VKML_RANDOM_MAX_DIMS + 7 * 8 + 8);
+static_assert(sizeof(RandomParams) == 8 + 2 * 8 * VKML_RANDOM_MAX_DIMS + 7 * 8 + 8 + 8);
 static_assert(offsetof(RandomParams, ndim) == offsetof(RandomParams, base) + 8);
 }  // namespace vkml::ops
 #endif

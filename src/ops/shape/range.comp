@@ -12,8 +12,10 @@ layout(push_constant) uniform Push { RangeParams p; } pc;
 
 #ifdef VKML_USE_FP64
 #define WIDE double
+#define PARAM(name) packDouble2x32(uvec2(uint(pc.p.name##_bits), uint(pc.p.name##_bits >> 32)))
 #else
 #define WIDE float
+#define PARAM(name) pc.p.name##_f32
 #endif
 
 #if defined(DST_F16)
@@ -60,19 +62,19 @@ void main() {
 #else
       // precise: the CPU multiplies then adds; GPU compilers would fuse into one fma and round
       // once (NVIDIA's does, which gives 1-ulp float16 differences).
-      precise ARANGE_ACC v = ARANGE_ACC(pc.p.start_f) + ARANGE_ACC(pc.p.step_f) * ARANGE_ACC(i);
+      precise ARANGE_ACC v = ARANGE_ACC(PARAM(start)) + ARANGE_ACC(PARAM(step)) * ARANGE_ACC(i);
       store_dst(ELEM_AT(i), ELEM(v));
 #endif
       continue;
     }
 #ifdef INTEGRAL
-    WIDE step = (WIDE(pc.p.end_f) - WIDE(pc.p.start_f)) / WIDE(n - 1);
+    WIDE step = (WIDE(PARAM(end)) - WIDE(PARAM(start))) / WIDE(n - 1);
     // fma: x86 builds of PyTorch contract these (compiled with -mfma).
-    WIDE x = i < halfway ? fma(step, WIDE(i), WIDE(pc.p.start_f))
-                         : fma(-step, WIDE(n - i - 1), WIDE(pc.p.end_f));
-    if (n == 1) x = WIDE(pc.p.start_f);  // PyTorch fills start; the step would be 0 / 0
+    WIDE x = i < halfway ? fma(step, WIDE(i), WIDE(PARAM(start)))
+                         : fma(-step, WIDE(n - i - 1), WIDE(PARAM(end)));
+    if (n == 1) x = WIDE(PARAM(start));  // PyTorch fills start; the step would be 0 / 0
 #else
-    ELEM start = RND(ELEM(pc.p.start_f)), end = RND(ELEM(pc.p.end_f));
+    ELEM start = RND(ELEM(PARAM(start))), end = RND(ELEM(PARAM(end)));
     ELEM step = RND(RND(end - start) / RND(ELEM(n - 1)));
 #if FUSED
     // fma: x86 builds of PyTorch contract these (compiled with -mfma).
@@ -86,7 +88,7 @@ void main() {
 #endif
     if (pc.p.mode == VKML_RANGE_LOGSPACE) {
       // float pow: logspace of f64 is refused by the host.
-      float y = exp2(float(x) * log2(float(pc.p.base)));
+      float y = exp2(float(x) * log2(float(PARAM(base))));
 #ifdef INTEGRAL
       store_dst(ELEM_AT(i), int64_t(y));
 #else

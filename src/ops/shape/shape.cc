@@ -3,6 +3,7 @@
 #include "vkml/shape.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "ops/launch.h"
@@ -169,8 +170,21 @@ namespace {
 double as_double(Scalar s) { return s.is_float ? s.f : static_cast<double>(s.i); }
 int64_t as_int(Scalar s) { return s.is_float ? static_cast<int64_t>(s.f) : s.i; }
 
-void launch_range(Device& dev, const TensorDesc& out, RangeParams p) {
+// The range's floating-point values, passed as double bits and as floats (see RangeParams).
+struct RangeValues {
+  double start = 0.0, step = 0.0, end = 0.0, base = 0.0;
+};
+
+void launch_range(Device& dev, const TensorDesc& out, RangeParams p, const RangeValues& v) {
   if (out.numel() == 0) return;
+  p.start_bits = std::bit_cast<uint64_t>(v.start);
+  p.step_bits = std::bit_cast<uint64_t>(v.step);
+  p.end_bits = std::bit_cast<uint64_t>(v.end);
+  p.base_bits = std::bit_cast<uint64_t>(v.base);
+  p.start_f32 = static_cast<float>(v.start);
+  p.step_f32 = static_cast<float>(v.step);
+  p.end_f32 = static_cast<float>(v.end);
+  p.base_f32 = static_cast<float>(v.base);
   if (out.ndim() != 1) throw InvalidArgument("vkml: ranges fill 1-D tensors");
   if (out.dtype == DType::kBool) throw InvalidArgument("vkml: ranges of bool are not supported");
   check_supported(dev, out.dtype);
@@ -201,19 +215,16 @@ double to_dtype_value(DType t, Scalar s) {
 void arange(Device& dev, const TensorDesc& out, Scalar start, Scalar step) {
   RangeParams p{};
   p.mode = VKML_RANGE_ARANGE;
-  p.start_f = as_double(start);
-  p.step_f = as_double(step);
   p.start_i = as_int(start);
   p.step_i = as_int(step);
-  launch_range(dev, out, p);
+  launch_range(dev, out, p, {.start = as_double(start), .step = as_double(step)});
 }
 
 void linspace(Device& dev, const TensorDesc& out, Scalar start, Scalar end) {
   RangeParams p{};
   p.mode = VKML_RANGE_LINSPACE;
-  p.start_f = to_dtype_value(out.dtype, start);
-  p.end_f = to_dtype_value(out.dtype, end);
-  launch_range(dev, out, p);
+  launch_range(dev, out, p,
+               {.start = to_dtype_value(out.dtype, start), .end = to_dtype_value(out.dtype, end)});
 }
 
 void logspace(Device& dev, const TensorDesc& out, Scalar start, Scalar end, double base) {
@@ -222,10 +233,10 @@ void logspace(Device& dev, const TensorDesc& out, Scalar start, Scalar end, doub
   }
   RangeParams p{};
   p.mode = VKML_RANGE_LOGSPACE;
-  p.start_f = to_dtype_value(out.dtype, start);
-  p.end_f = to_dtype_value(out.dtype, end);
-  p.base = base;
-  launch_range(dev, out, p);
+  launch_range(dev, out, p,
+               {.start = to_dtype_value(out.dtype, start),
+                .end = to_dtype_value(out.dtype, end),
+                .base = base});
 }
 
 }  // namespace vkml::ops

@@ -38,19 +38,25 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ran
   int64_t numel;
   int64_t stride;
   uint64_t dst;
-  double start_f;
-  double step_f;
-  double end_f;
-  double base;
+  // start, step, end and logspace's base as double bits (VKML_USE_FP64 variants), and rounded to
+  // float for the variants without fp64, which declare no double.
+  uint64_t start_bits;
+  uint64_t step_bits;
+  uint64_t end_bits;
+  uint64_t base_bits;
   int64_t start_i;
   int64_t step_i;
   uint32_t mode;
   uint32_t integral;  // arange of an integer dtype: int64 arithmetic
+  float start_f32;
+  float step_f32;
+  float end_f32;
+  float base_f32;
 };
 #ifdef __cplusplus
 static_assert(offsetof(RemapParams, dst) == 8 + 4 * 8 * VKML_SHAPE_MAX_DIMS);
 static_assert(sizeof(RemapParams) == offsetof(RemapParams, dst) + 3 * 8 + 8);
-static_assert(sizeof(RangeParams) == 9 * 8 + 8);
+static_assert(sizeof(RangeParams) == 9 * 8 + 8 + 4 * 4);
 }  // namespace vkml::ops
 #endif
 

@@ -8,6 +8,8 @@ import sys
 import pytest
 import torch
 
+import torch_vkml
+
 sys.path.insert(0, os.path.dirname(__file__))
 import fuzz_programs  # noqa: E402
 
@@ -236,7 +238,11 @@ def test_reduced_float_with_wider_0dim_tensor_follows_cuda():
             assert torch.equal(got.view(torch.int16), wide.view(torch.int16)), (op, other)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.bfloat16]
+    + ([torch.float64] if torch_vkml.has_float64_support() else []),
+)
 def test_max_min_of_signed_zeros_follow_ieee(dtype):
     """Seed 749260328855: minimum(-0.0, False) gives -0.0 and +0.0 in one CPU tensor (its vector and
     scalar paths differ), and atan2 turns the sign into a jump of pi. vkml follows IEEE 754-2019 in

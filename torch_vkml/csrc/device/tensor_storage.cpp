@@ -25,9 +25,19 @@ c10::Device resolve_device(std::optional<c10::Device> device) {
   return d;
 }
 
-void check_dtype(at::ScalarType t) {
+// A dtype vkml does not store raises NotImplementedError. float64 and complex128 need fp64
+// arithmetic: a device without it refuses them here, where the tensor is made (TypeError, as
+// PyTorch's MPS backend does), rather than in whichever kernel meets one first.
+void check_dtype(at::ScalarType t, c10::Device d) {
   TORCH_CHECK_NOT_IMPLEMENTED(is_storage_dtype(t), "vkml: dtype ", t,
                               " is not supported on vkml devices");
+  if (t == at::kDouble || t == at::kComplexDouble) {
+    const vkml::DeviceCaps& caps = core_device(d.index()).caps();
+    TORCH_CHECK_TYPE(caps.supports_dtype(vkml::DType::kF64), "vkml: device ", d, " (", caps.name,
+                     ") has no fp64 arithmetic, so it cannot hold ",
+                     t == at::kDouble ? "float64" : "complex128",
+                     " tensors; use float32 (or complex64) instead");
+  }
 }
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
@@ -36,7 +46,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarTy
                                std::optional<at::MemoryFormat> memory_format) {
   c10::Device d = resolve_device(device);
   at::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  check_dtype(t);
+  check_dtype(t, d);
   c10::DeviceGuard guard(d);
   return at::detail::empty_generic(size, vkml_allocator(), kVkmlKeys, t, memory_format);
 }
@@ -46,7 +56,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<at::Device> device, std::optional<bool> pin_memory) {
   c10::Device d = resolve_device(device);
   at::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  check_dtype(t);
+  check_dtype(t, d);
   c10::DeviceGuard guard(d);
   return at::detail::empty_strided_generic(size, stride, vkml_allocator(), kVkmlKeys, t);
 }

@@ -11,7 +11,8 @@ import torch
 import torch_vkml
 import torch_vkml.profiler
 
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
+    [torch.float64] if torch_vkml.has_float64_support() else [])
 SHAPES = [(5, 3), "t", (7,), (0, 2), (300,), (1,), (2, 3, 4)]  # "t": a transposed (4, 6) view
 
 
@@ -159,11 +160,13 @@ def test_norm_propagates_nan_and_raises_as_cpu():
 
 
 def test_mixed_dtypes_and_promotion(gen):
+    # The fourth dtype: float64 where the device has it, else bfloat16.
+    fourth = torch.float64 if torch_vkml.has_float64_support() else torch.bfloat16
     a = [
         torch.randn(5, generator=gen),
         torch.randn(4, generator=gen).half(),
         torch.arange(6),
-        torch.randn(300, generator=gen).double(),
+        torch.randn(300, generator=gen).to(fourth),
     ]
     a_dev = [t.to("vkml") for t in a]
     _check(torch._foreach_add(a_dev, 0.5), torch._foreach_add(a, 0.5))  # int64 -> float32
@@ -172,7 +175,7 @@ def test_mixed_dtypes_and_promotion(gen):
         torch.randn(5, generator=gen).half(),
         torch.randn(4, generator=gen),
         torch.arange(6) * 2,
-        torch.randn(300, generator=gen).double(),
+        torch.randn(300, generator=gen).to(fourth),
     ]
     _check(torch._foreach_add(a_dev, [t.to("vkml") for t in b]), torch._foreach_add(a, b))
     torch._foreach_add_(a_dev, 3)

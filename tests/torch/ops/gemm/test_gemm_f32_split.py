@@ -21,8 +21,8 @@ def _split():
 
 
 def scaled_err(out, a, b):
-    a64, b64 = a.double().cpu(), b.double().cpu()
-    return ((out.double().cpu() - a64 @ b64).abs() / (a64.abs() @ b64.abs()).clamp_min(1e-300)).max()
+    a64, b64 = a.cpu().double(), b.cpu().double()
+    return ((out.cpu().double() - a64 @ b64).abs() / (a64.abs() @ b64.abs()).clamp_min(1e-300)).max()
 
 
 # (3, 70, 4100): B's columns (adjacent lines) in 129 groups of 32, the one-pass transposing split.

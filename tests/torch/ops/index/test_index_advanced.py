@@ -5,7 +5,7 @@ masked_select, nonzero and where (broadcasting, type promotion, CPU scalars)."""
 import pytest
 import torch
 
-from nn_helpers import ALL_DTYPES, rand_any as rand, assert_same as same
+from nn_helpers import ALL_DTYPES, WIDE_FLOAT, rand_any as rand, assert_same as same
 
 import torch_vkml
 
@@ -147,7 +147,7 @@ def test_nonzero_many_blocks(gen):
         (torch.float32, torch.float32),
         (torch.int32, torch.float16),
         (torch.bool, torch.int8),
-        (torch.bfloat16, torch.float64),
+        (torch.bfloat16, WIDE_FLOAT),
         (torch.uint8, torch.int64),
     ],
 )
@@ -170,7 +170,7 @@ def test_where_promotes_and_broadcasts(a, b, gen):
 
 
 def test_gradients_match_cpu(gen):
-    x = torch.randn(5, 6, generator=gen, dtype=torch.float64)
+    x = torch.randn(5, 6, generator=gen, dtype=WIDE_FLOAT)
     mask = torch.rand(5, 6, generator=gen) > 0.5
     i = torch.tensor([0, 3, 0, 4])
     for fn in [
@@ -184,7 +184,7 @@ def test_gradients_match_cpu(gen):
         xc = x.clone().requires_grad_()
         xv = x.to(V).requires_grad_()
         yc, yv = fn(xc, mask, i), fn(xv, mask.to(V), i.to(V))
-        g = torch.randn(yc.shape, generator=gen, dtype=torch.float64)
+        g = torch.randn(yc.shape, generator=gen, dtype=WIDE_FLOAT)
         yc.backward(g)
         yv.backward(g.to(V))
         torch.testing.assert_close(xv.grad.cpu(), xc.grad)
@@ -222,7 +222,7 @@ def test_bad_input_raises_like_cpu(gen):
         (lambda t, d: t[0, 0, dev(torch.tensor([0]), d)], IndexError),
         (
             lambda t, d: t.clone().index_put_(
-                (dev(torch.tensor([0]), d),), dev(torch.ones(4, dtype=torch.float64), d)
+                (dev(torch.tensor([0]), d),), dev(torch.ones(4, dtype=torch.float16), d)
             ),
             RuntimeError,
         ),

@@ -7,9 +7,9 @@ composite backward formulas."""
 
 import pytest
 import torch
-from nn_helpers import assert_close_to_ref, only_native
+from nn_helpers import HAS_FLOAT64, WIDE_FLOAT, assert_close_to_ref, only_native
 
-DTYPES = [torch.float32, torch.float64]
+DTYPES = [torch.float32] + ([torch.float64] if HAS_FLOAT64 else [])
 SHAPES = [(5, 5), (3, 7, 7), (2, 1, 33, 33), (1, 1), (0, 4, 4), (2, 0, 0)]
 
 
@@ -106,7 +106,7 @@ def test_solve_inv_det_slogdet(dtype, gen, fallback):
 
 
 def test_singular_inputs_set_info_and_raise(fallback):
-    a = torch.randn(3, 4, 4, dtype=torch.float64)
+    a = torch.randn(3, 4, 4, dtype=WIDE_FLOAT)
     a[1, :, 2] = 0  # singular: third column zero
     with only_native():
         inv, info = torch.linalg.inv_ex(vk(a))
@@ -121,7 +121,7 @@ def test_singular_inputs_set_info_and_raise(fallback):
     with pytest.raises(torch.linalg.LinAlgError):
         torch.linalg.solve(vk(a[1]), vk(a[0]))
     # NaN never passes silently
-    nan = torch.full((3, 3), float("nan"), dtype=torch.float64)
+    nan = torch.full((3, 3), float("nan"), dtype=WIDE_FLOAT)
     assert torch.isnan(torch.linalg.det(vk(nan)).cpu())
 
 
@@ -144,7 +144,7 @@ def test_cholesky_family(dtype, shape, upper, gen, fallback):
 
 
 def test_cholesky_not_positive_definite(fallback):
-    s = spd((3, 5, 5), torch.float64, torch.Generator().manual_seed(3))
+    s = spd((3, 5, 5), WIDE_FLOAT, torch.Generator().manual_seed(3))
     s[2, 3, 3] = -100.0
     with only_native():
         L, info = torch.linalg.cholesky_ex(vk(s))
@@ -248,10 +248,11 @@ def test_svd(dtype, shape, full, gen, fallback):
 
 
 def test_gradients_match_cpu(gen, fallback):
-    """Backward formulas (composite in PyTorch) through the native kernels, float64."""
-    a = well_conditioned((2, 5, 5), torch.float64, gen)
-    b = torch.randn(2, 5, 3, generator=gen, dtype=torch.float64)
-    s = spd((5, 5), torch.float64, gen)
+    """Backward formulas (composite in PyTorch) through the native kernels, in the widest float
+    the device has, against float64 on the CPU from the same inputs."""
+    a = well_conditioned((2, 5, 5), WIDE_FLOAT, gen)
+    b = torch.randn(2, 5, 3, generator=gen, dtype=WIDE_FLOAT)
+    s = spd((5, 5), WIDE_FLOAT, gen)
     fns = [
         lambda a, b, s: torch.linalg.solve(a, b),
         lambda a, b, s: torch.linalg.inv(a),
@@ -265,14 +266,14 @@ def test_gradients_match_cpu(gen, fallback):
         lambda a, b, s: torch.linalg.lu_factor(a)[0],
     ]
     for fn in fns:
-        ins = [t.clone().requires_grad_() for t in (a, b, s)]
+        ins = [t.double().requires_grad_() for t in (a, b, s)]
         ref = fn(*ins)
         g = torch.randn(ref.shape, generator=gen, dtype=torch.float64)
         rg = torch.autograd.grad(ref, ins, g, allow_unused=True)
         vins = [vk(t).requires_grad_() for t in (a, b, s)]
         with only_native():
             got = fn(*vins)
-            vg = torch.autograd.grad(got, vins, vk(g), allow_unused=True)
+            vg = torch.autograd.grad(got, vins, vk(g.to(WIDE_FLOAT)), allow_unused=True)
         check(got, ref.detach())
         for x, y in zip(vg, rg, strict=True):
             assert (x is None) == (y is None)

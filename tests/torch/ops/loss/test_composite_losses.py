@@ -9,10 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, only_native, randn
-import torch_vkml
 
 # float64 only where the device computes in it (GPUs without fp64, VKML_CAPS_MASK=no-fp64).
-FLOAT_DTYPES = [d for d in FLOAT_DTYPES if d != torch.float64 or torch_vkml.has_float64_support()]
 
 # Backward kernels of other families these composites still reach through the CPU fallback.
 ELEMENTWISE_PENDING = {

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from nn_helpers import FLOAT_DTYPES
 
 import torch_vkml
 
@@ -37,7 +38,7 @@ def test_results_do_not_depend_on_layout():
     assert torch.equal(x.cpu().reshape(-1), flat)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_distributions(dtype):
     torch.manual_seed(0)
     n = 200_000

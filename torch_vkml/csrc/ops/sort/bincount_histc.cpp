@@ -25,7 +25,8 @@ at::Tensor count_bins(const at::Tensor& bins, int64_t nbins) {
 // Reads [min, max] of `self` with one download.
 std::pair<double, double> extrema(const at::Tensor& self) {
   auto [lo, hi] = at::aminmax(self);
-  at::Tensor both = at::stack({lo, hi}).to(at::kDouble).cpu();
+  // Widened on the host: devices without fp64 hold no float64 tensor.
+  at::Tensor both = at::stack({lo, hi}).cpu().to(at::kDouble);
   return {both[0].item<double>(), both[1].item<double>()};
 }
 

@@ -34,7 +34,8 @@ std::pair<double, double> outer_edges(const at::Tensor& x, std::optional<at::Arr
     hi = (*range)[1];
   } else if (x.numel() > 0) {
     auto [mn, mx] = at::aminmax(x);
-    at::Tensor both = at::stack({mn, mx}).to(at::kDouble).cpu();
+    // Widened on the host: devices without fp64 hold no float64 tensor.
+    at::Tensor both = at::stack({mn, mx}).cpu().to(at::kDouble);
     lo = both[0].item<double>();
     hi = both[1].item<double>();
   }
