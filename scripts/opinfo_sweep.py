@@ -2,7 +2,9 @@
 
 Writes tests/torch/conformance/opinfo/status.json (the machine-readable verdict CI guards) and docs/ops.md.
 Ops run in a child process; if one crashes the process, it is recorded as a failure and the sweep
-resumes after it. Usage: opinfo_sweep.py [--only NAME ...] [--samples N]
+resumes after it. Usage: opinfo_sweep.py [--only NAME ...] [--only-prefix PREFIX ...] [--dtype NAME ...]
+(--only-prefix fft. selects the fft entries; --dtype complex64 one column). A partial run merges its
+verdicts into the existing status file.
 """
 
 from __future__ import annotations
@@ -20,18 +22,27 @@ STATUS = ROOT / "tests/torch/conformance/opinfo/status.json"
 DOC = ROOT / "docs/ops.md"
 
 
-def child(start: int, only: list[str], out_path: str) -> None:
+def selected(op_name: str, only: list[str], prefixes: list[str]) -> bool:
+    if not only and not prefixes:
+        return True
+    return op_name in only or any(op_name.startswith(p) for p in prefixes)
+
+
+def child(start: int, only: list[str], prefixes: list[str], dtypes: list[str],
+          out_path: str) -> None:
     sys.path.insert(0, str(ROOT / "tests/torch/conformance"))
     import opinfo_check as oc
     from torch.testing._internal.common_methods_invocations import op_db
 
     with open(out_path, "a") as out:
         for i, op in enumerate(op_db):
-            if i < start or (only and op.name not in only):
+            if i < start or not selected(op.name, only, prefixes):
                 continue
             out.write(json.dumps({"index": i, "begin": oc.op_key(op)}) + "\n")
             out.flush()
             for dtype in oc.DTYPES:
+                if dtypes and oc.DTYPE_NAMES[dtype] not in dtypes:
+                    continue
                 t0 = time.time()
                 status, reason = oc.check(op, dtype)
                 out.write(json.dumps({"index": i, "op": oc.op_key(op),
@@ -41,7 +52,8 @@ def child(start: int, only: list[str], out_path: str) -> None:
                 out.flush()
 
 
-def run(only: list[str]) -> dict[str, dict[str, dict[str, str]]]:
+def run(only: list[str], prefixes: list[str],
+        dtypes: list[str]) -> dict[str, dict[str, dict[str, str]]]:
     log = ROOT / "build/opinfo-sweep.jsonl"
     log.parent.mkdir(exist_ok=True)
     log.write_text("")
@@ -49,7 +61,9 @@ def run(only: list[str]) -> dict[str, dict[str, dict[str, str]]]:
     results: dict[str, dict[str, dict[str, str]]] = {}
     while True:
         proc = subprocess.run([sys.executable, __file__, "--child", str(start), "--log", str(log),
-                               *sum([["--only", o] for o in only], [])],
+                               *sum([["--only", o] for o in only], []),
+                               *sum([["--only-prefix", o] for o in prefixes], []),
+                               *sum([["--dtype", o] for o in dtypes], [])],
                               env=dict(os.environ, VKML_FALLBACK="error"))
         last_begin = None
         for line in log.read_text().splitlines():
@@ -87,8 +101,9 @@ def write_doc(status: dict) -> None:
             totals[s] += 1
             cells.append(mark[s])
         rows.append(f"| `{op}` | " + " | ".join(cells) + " |")
-    def rate(dtype):
-        cells = [e for op in status for d, e in status[op].items() if dtype in (None, d)]
+    def rate(dtype, prefix=""):
+        cells = [e for op in status if op.startswith(prefix)
+                 for d, e in status[op].items() if dtype in (None, d)]
         counted = [e for e in cells if e["status"] != "skipped"]
         passed = sum(e["status"] == "pass" for e in counted)
         return f"{passed}/{len(counted)} = {100 * passed / max(len(counted), 1):.1f}%"
@@ -126,8 +141,9 @@ def write_doc(status: dict) -> None:
         f"Totals over (op, dtype): {totals['pass']} pass, {totals['fails']} fail, "
         f"{totals['not_native']} not native, {totals['skipped']} skipped. "
         f"{native_ops} of {len(status)} OpInfo entries pass for at least one dtype. "
-        f"Pass rate over entries PyTorch does not skip: float32 {rate('float32')}, all dtypes "
-        f"{rate(None)}.",
+        f"Pass rate over entries PyTorch does not skip: float32 {rate('float32')}, complex64 "
+        f"{rate('complex64')}, all dtypes {rate(None)}; the `fft.` entries: float32 "
+        f"{rate('float32', 'fft.')}, complex64 {rate('complex64', 'fft.')}.",
         "",
         "| op | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
@@ -141,15 +157,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", type=int)
     ap.add_argument("--log")
-    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--only", action="append", default=[], help="an op_db name (repeatable)")
+    ap.add_argument("--only-prefix", action="append", default=[],
+                    help="op_db names starting with this (repeatable)")
+    ap.add_argument("--dtype", action="append", default=[], help="a dtype column (repeatable)")
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, args.only, args.log)
+        child(args.child, args.only, args.only_prefix, args.dtype, args.log)
         return
-    results = run(args.only)
-    if args.only and STATUS.exists():
+    results = run(args.only, args.only_prefix, args.dtype)
+    if (args.only or args.only_prefix or args.dtype) and STATUS.exists():
         merged = json.loads(STATUS.read_text())
-        merged.update(results)
+        for op, per_dtype in results.items():
+            merged.setdefault(op, {}).update(per_dtype)
         results = merged
     STATUS.parent.mkdir(parents=True, exist_ok=True)
     STATUS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")

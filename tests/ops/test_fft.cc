@@ -4,8 +4,11 @@
 #include <cmath>
 #include <complex>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "runtime/shader_registry.h"
 #include "test_util.h"
 #include "vkml/errors.h"
 #include "vkml/fft.h"
@@ -118,6 +121,30 @@ TEST_F(FftTest, RejectsRealAndMismatchedDescriptors) {
   EXPECT_THROW(ops::fft_c2c(dev(), desc(a.address, DType::kC64, {8}),
                             desc(b.address, DType::kC64, {4}), false, 1.0),
                InvalidArgument);
+}
+
+// Whether an embedded SPIR-V module declares the Float64 capability (OpCapability = 17,
+// Float64 = 10): a device without shaderFloat64 cannot create such a pipeline.
+bool declares_float64(const char* shader) {
+  const EmbeddedShader* s = find_embedded_shader(shader);
+  if (s == nullptr) throw std::runtime_error(std::string("no embedded shader ") + shader);
+  const size_t words = s->bytes / 4;
+  for (size_t i = 5; i < words;) {
+    const uint32_t op = s->code[i] & 0xFFFFu, len = s->code[i] >> 16;
+    if (op == 17 && i + 1 < words && s->code[i + 1] == 10) return true;
+    if (len == 0) break;
+    i += len;
+  }
+  return false;
+}
+
+// complex64 transforms and complex functions run on GPUs without fp64: only the complex128
+// variants may need it.
+TEST(ComplexShaders, OnlyDoubleVariantsNeedFloat64) {
+  EXPECT_FALSE(declares_float64("fft"));
+  EXPECT_TRUE(declares_float64("fft_f64"));
+  EXPECT_FALSE(declares_float64("complex_math"));
+  EXPECT_TRUE(declares_float64("complex_math_f64"));
 }
 
 }  // namespace vkml::testing

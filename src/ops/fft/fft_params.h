@@ -40,7 +40,11 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Fft
   int64_t dst_elem;
   int64_t span;   // L: the product of the radices of the passes before this one
   int64_t numel;  // invocations
-  double scale_d;
+#if defined(__cplusplus) || defined(VKML_USE_FP64)
+  double scale_d;  // read by the complex128 variant
+#else
+  uint64_t scale_d_bits;  // the same 8 bytes: a double here would make fp32 variants need Float64
+#endif
   float scale;
   uint32_t radix;
   uint32_t mode;

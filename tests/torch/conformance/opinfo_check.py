@@ -8,7 +8,9 @@ Shared by the full sweep (scripts/opinfo_sweep.py, `make opinfo`) and the CI reg
               rounding, summation order); float64 J/Y/Airy, where the CPU's kernels are less
               accurate than the tolerance, are judged against mpmath (noted in the reason)
   fails       a mismatch or an unexpected error, with the first reason
-  not_native  the op (or one it decomposes into) has no vkml kernel (VKML_FALLBACK=error raised)
+  not_native  the op (or one it decomposes into) has no vkml kernel (VKML_FALLBACK=error raised),
+              or its vkml kernel has no complex path (PyTorch's "not implemented for" error
+              where the CPU computes the sample)
   skipped     PyTorch itself marks this case unsupported, or the op is random / uninitialised
 """
 
@@ -32,7 +34,7 @@ DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in DTYPES}
 # defaults for floats, since GPU transcendental functions differ from the CPU's by a few ulp.
 TOLERANCES = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7),
               torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2),
-              torch.complex64: (1e-5, 1e-5)}
+              torch.complex64: (1e-5, 1e-5), torch.complex128: (1e-7, 1e-7)}
 
 # Ops whose values are random or uninitialised: only shapes could be compared.
 NONDETERMINISTIC = ("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided",
@@ -83,6 +85,12 @@ def _is_fallback_error(e: BaseException) -> bool:
         or msg.startswith("vkml:") or "Sparse" in msg)
 
 
+def _is_missing_complex_kernel(e: BaseException) -> bool:
+    """A vkml kernel without a complex path raising, as PyTorch's dtype dispatch does, where the
+    CPU computes the same sample: no vkml kernel for that dtype, not a wrong result."""
+    return isinstance(e, NotImplementedError) and "not implemented for 'Complex" in str(e)
+
+
 def _fallback_reason(e: BaseException) -> str:
     msg = str(e)
     if "is not supported on vkml devices" in msg:
@@ -91,6 +99,8 @@ def _fallback_reason(e: BaseException) -> str:
         return " ".join(msg.split("'")[1:2]) or "fallback"
     if "Sparse" in msg:
         return "sparse tensors are not supported"
+    if "not implemented for 'Complex" in msg:
+        return " ".join(msg.split('"')[1:2]) + " has no complex kernel"
     return " ".join(msg.split())[:120]
 
 
@@ -156,6 +166,8 @@ def _as_float64(sample):
     def cast(t):
         if isinstance(t, torch.Tensor) and t.is_floating_point():
             return t.detach().double().requires_grad_(t.requires_grad)
+        if isinstance(t, torch.Tensor) and t.is_complex():
+            return t.detach().to(torch.complex128).requires_grad_(t.requires_grad)
         return t
     return sample.transform(cast)
 
@@ -178,6 +190,10 @@ def _only_cpu_rounding(actual, expected, reference) -> bool:
     if not len(a_flat) == len(e_flat) == len(r_flat):
         return False
     for a, e, r in zip(a_flat, e_flat, r_flat, strict=True):
+        if isinstance(e, torch.Tensor) and e.is_complex() and isinstance(a, torch.Tensor) \
+                and isinstance(r, torch.Tensor) and a.is_complex() and r.is_complex():
+            # Complex results: their real and imaginary parts, each judged as a float.
+            a, e, r = (torch.view_as_real(t.resolve_conj()) for t in (a, e, r))
         if not isinstance(e, torch.Tensor) or not e.is_floating_point():
             if _compare(a, e, torch.float32):
                 return False
@@ -377,7 +393,7 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
             actual = vk_sample.output_process_fn_grad(
                 op(vk_sample.input, *vk_sample.args, **vk_sample.kwargs))
         except Exception as e:  # noqa: BLE001
-            if _is_fallback_error(e):
+            if _is_fallback_error(e) or (cpu_error is None and _is_missing_complex_kernel(e)):
                 return "not_native", _fallback_reason(e)
             if cpu_error is not None:
                 if not isinstance(e, cpu_error):
@@ -389,7 +405,7 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
         why = _compare(actual, expected, dtype)
         if why and op.name in TIE_INDEX_OPS:
             why = _compare(*_values_at_indices(op, sample, actual, expected), dtype)
-        if why and dtype.is_floating_point:
+        if why and (dtype.is_floating_point or dtype.is_complex):
             try:
                 s64 = _as_float64(sample)
                 ref64 = s64.output_process_fn_grad(op(s64.input, *s64.args, **s64.kwargs))

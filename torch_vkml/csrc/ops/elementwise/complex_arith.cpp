@@ -1,7 +1,10 @@
-// Complex paths of the elementwise ops: complex64 / complex128 values as (real, imaginary) float
-// pairs through view_as_real, computed with the real rows. Formulas follow c10::complex, so
-// infinities, NaNs and signed zeros come out as on the CPU. Also conj_physical, view_as_real,
-// view_as_complex and polar / complex.
+// Complex paths of the elementwise ops: arithmetic on complex64 / complex128 values as (real,
+// imaginary) float pairs through view_as_real, computed with the real rows (formulas follow
+// c10::complex, so infinities, NaNs and signed zeros come out as on the CPU); exponentials,
+// logarithms, roots, trigonometric functions and pow through the complex family's kernels
+// (vkml/complex_math.h). Also conj_physical, view_as_real, view_as_complex and polar / complex.
+#include <optional>
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/Functions.h>
 #include <ATen/TensorOperators.h>
@@ -13,6 +16,7 @@
 
 #include "device/fallback.h"
 #include "ops/elementwise/elementwise_bridge.h"
+#include "vkml/complex_math.h"
 
 namespace torch_vkml::ops_complex_arith {
 
@@ -76,6 +80,80 @@ at::Tensor on_cpu(const std::string& name, std::initializer_list<const char*> ov
                               args.front().scalar_type());
 }
 
+// The complex family's function for a unary row, or nullopt where the row has none.
+std::optional<vkml::ops::ComplexFn> complex_fn(UnaryOp op) {
+  using F = vkml::ops::ComplexFn;
+  switch (op) {
+    case UnaryOp::kExp: return F::kExp;
+    case UnaryOp::kExp2: return F::kExp2;
+    case UnaryOp::kExpm1: return F::kExpm1;
+    case UnaryOp::kLog: return F::kLog;
+    case UnaryOp::kLog2: return F::kLog2;
+    case UnaryOp::kLog10: return F::kLog10;
+    case UnaryOp::kLog1p: return F::kLog1p;
+    case UnaryOp::kSqrt: return F::kSqrt;
+    case UnaryOp::kRsqrt: return F::kRsqrt;
+    case UnaryOp::kReciprocal: return F::kReciprocal;
+    case UnaryOp::kSigmoid: return F::kSigmoid;
+    case UnaryOp::kSin: return F::kSin;
+    case UnaryOp::kCos: return F::kCos;
+    case UnaryOp::kTan: return F::kTan;
+    case UnaryOp::kSinh: return F::kSinh;
+    case UnaryOp::kCosh: return F::kCosh;
+    case UnaryOp::kTanh: return F::kTanh;
+    case UnaryOp::kAsin: return F::kAsin;
+    case UnaryOp::kAcos: return F::kAcos;
+    case UnaryOp::kAtan: return F::kAtan;
+    case UnaryOp::kAsinh: return F::kAsinh;
+    case UnaryOp::kAcosh: return F::kAcosh;
+    case UnaryOp::kAtanh: return F::kAtanh;
+    default: return std::nullopt;
+  }
+}
+
+// fn(x) for complex x on the device (conj / neg bits resolved first), a new tensor.
+at::Tensor native_unary(vkml::ops::ComplexFn fn, const at::Tensor& x) {
+  at::Tensor src = x.resolve_conj().resolve_neg();
+  at::Tensor res = at::empty(x.sizes(), x.options());
+  if (res.numel() == 0) return res;
+  vkml::Device& dev = core_device(x);
+  translate_errors(
+      [&] { vkml::ops::complex_unary(dev, fn, to_complex_desc(res), to_complex_desc(src)); });
+  return res;
+}
+
+// a^b on the device, both complex of dtype `type`, broadcast to `shape`. A CPU scalar exponent
+// takes the CPU's shortcuts: 0 and 1 exactly, 0.5, -0.5 and -1 as sqrt, rsqrt and reciprocal,
+// 2, 3 and -2 as products (so pow(z, 2) is z * z there, not exp(2 log z)).
+at::Tensor native_pow(const at::Tensor& a, const at::Tensor& b, at::Device device,
+                      at::ScalarType type, at::IntArrayRef shape) {
+  using F = vkml::ops::ComplexFn;
+  at::Tensor base = operand(a, device, type, shape);
+  if (b.device().is_cpu() && b.dim() == 0) {
+    c10::complex<double> e = b.item().toComplexDouble();
+    if (e.imag() == 0) {
+      const double v = e.real();
+      if (v == 0) return at::ones(shape, base.options());
+      if (v == 1) return base.clone();
+      if (v == 0.5) return native_unary(F::kSqrt, base);
+      if (v == -0.5) return native_unary(F::kRsqrt, base);
+      if (v == -1) return native_unary(F::kReciprocal, base);
+      if (v == 2) return at::mul(base, base);
+      if (v == 3) return at::mul(at::mul(base, base), base);
+      if (v == -2) return native_unary(F::kReciprocal, at::mul(base, base));
+    }
+  }
+  at::Tensor exponent = operand(b, device, type, shape);
+  at::Tensor res = at::empty(shape, base.options());
+  if (res.numel() == 0) return res;
+  vkml::Device& dev = core_device(res);
+  translate_errors([&] {
+    vkml::ops::complex_binary(dev, F::kPow, to_complex_desc(res), to_complex_desc(base),
+                              to_complex_desc(exponent));
+  });
+  return res;
+}
+
 // The result into `out` (in-place or out=) where one is given.
 at::Tensor finish(const at::Tensor& res, at::Tensor& out, bool inplace, at::IntArrayRef shape) {
   if (!out.defined()) return res;
@@ -100,6 +178,9 @@ at::Tensor complex_binary(vkml::ops::BinaryOp op, const at::Tensor& a, const at:
   std::vector<int64_t> shape = at::infer_size(a.sizes(), b.sizes());
   c10::DeviceGuard guard(dev.device());
   const bool to_bool = op == BinaryOp::kEq || op == BinaryOp::kNe;
+  if (op == BinaryOp::kPow) {
+    return finish(native_pow(a, b, dev.device(), type, shape), out, inplace, shape);
+  }
   if (!(op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
         op == BinaryOp::kDiv || to_bool)) {
     at::Tensor res = on_cpu(std::string(vkml::ops::op_info(op).name),
@@ -154,6 +235,7 @@ at::Tensor complex_unary(vkml::ops::UnaryOp op, const at::Tensor& x, at::Tensor 
   using vkml::ops::UnaryOp;
   const bool to_real = op == UnaryOp::kAbs;
   c10::DeviceGuard guard(x.device());
+  if (auto fn = complex_fn(op)) return finish(native_unary(*fn, x), out, inplace, x.sizes());
   if (!(op == UnaryOp::kNeg || op == UnaryOp::kAbs || op == UnaryOp::kSign)) {
     at::Tensor res = on_cpu(std::string(vkml::ops::op_info(op).name), {""}, {x});
     return finish(res, out, inplace, x.sizes());

@@ -421,10 +421,14 @@ void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t di
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   if (self.is_complex()) {
-    // Complex values select as (real, imaginary) float pairs.
-    at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
-    const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-    return at::view_as_complex(ops_gather_scatter_index::index_select(pairs, d, index));
+    // Complex values select as (real, imaginary) float pairs; a 0-dim tensor as one of 1
+    // element (its pair dimension must not be the one indexed).
+    at::Tensor m = at::index_select(meta(self), dim, meta(index));
+    at::Tensor x = self.dim() == 0 ? self.unsqueeze(0) : self;
+    at::Tensor pairs = at::view_as_real(x.resolve_conj().resolve_neg());
+    const int64_t d = at::maybe_wrap_dim(dim, x.dim());
+    return at::view_as_complex(ops_gather_scatter_index::index_select(pairs, d, index))
+        .reshape(m.sizes());
   }
   check_devices(self, {&index}, "index_select");
   c10::DeviceGuard guard(self.device());

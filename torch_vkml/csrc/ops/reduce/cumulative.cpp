@@ -2,9 +2,11 @@
 // behind PyTorch's composite cummax/cummin, and _logcumsumexp; each one vkml::ops::scan call.
 #include <ATen/core/ATen_fwd.h>  // the per-op meta headers below need it first
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/cumprod_meta.h>
 #include <ATen/ops/cumsum_meta.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
@@ -16,14 +18,34 @@ using reduce::Mode;
 using reduce::Structured;
 using vkml::ops::ScanOp;
 
+// A complex cumprod as log2(n) steps of complex products (Hillis-Steele): after the step of
+// shift s, element i holds the product of elements i - 2s + 1 .. i. Written to `out` at the end,
+// so an in-place scan reads only its input.
+void complex_cumprod(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
+  at::Tensor x = self.to(out.scalar_type()).resolve_conj().resolve_neg();
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  for (int64_t s = 1; s < n; s *= 2) {
+    at::Tensor moved = at::mul(x.narrow(dim, s, n - s), x.narrow(dim, 0, n - s));
+    x = at::cat({x.narrow(dim, 0, s), moved}, dim);
+  }
+  out.copy_(x);
+}
+
 void run_scan(ScanOp op, const at::Tensor& self, int64_t dim, const at::Tensor& out,
               const at::Tensor& indices = {}) {
   if (self.numel() == 0) return;
   if (op == ScanOp::kCumSum && out.is_complex() && !indices.defined()) {
-    // A complex cumsum is the cumsum of the (real, imaginary) float pairs.
+    // A complex cumsum is the cumsum of the (real, imaginary) float pairs; a 0-dim tensor
+    // scans as one of 1 element (its pair dimension must not be the one scanned).
     at::Tensor x = self.to(out.scalar_type()).resolve_conj().resolve_neg();
     const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+    if (x.dim() == 0) {
+      return run_scan(op, at::view_as_real(x.unsqueeze(0)), 0, at::view_as_real(out.unsqueeze(0)));
+    }
     return run_scan(op, at::view_as_real(x), d, at::view_as_real(out));
+  }
+  if (op == ScanOp::kCumProd && out.is_complex() && !indices.defined()) {
+    return complex_cumprod(self, at::maybe_wrap_dim(dim, self.dim()), out);
   }
   TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: \"", op == ScanOp::kCumSum ? "cumsum"
                               : "scan", "\" has no vkml kernel for complex tensors");

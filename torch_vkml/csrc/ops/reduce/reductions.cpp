@@ -6,6 +6,7 @@
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/aminmax_meta.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/any_meta.h>
@@ -14,6 +15,7 @@
 #include <ATen/ops/max_meta.h>
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/min_meta.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/prod_meta.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/sum_meta.h>
@@ -105,31 +107,62 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   return out;
 }
 
+// Product of complex values over the `mask` dims: a tree of complex products that halves the
+// reduced extent each step (the CPU's sequential order rounds differently, by a few ulp).
+void complex_prod(const at::Tensor& self, const DimMask& mask, bool keepdim, const at::Tensor& out) {
+  at::Tensor x = self.to(out.scalar_type()).resolve_conj().resolve_neg();
+  std::vector<int64_t> perm, shape;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!mask.test(static_cast<size_t>(d))) {
+      perm.push_back(d);
+      shape.push_back(self.size(d));
+    }
+  }
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (mask.test(static_cast<size_t>(d))) {
+      perm.push_back(d);
+      n *= self.size(d);
+    }
+  }
+  shape.push_back(n);
+  if (n == 0) {
+    out.fill_(1);
+    return;
+  }
+  x = x.permute(perm).reshape(shape);
+  while (x.size(-1) > 1) {
+    const int64_t m = x.size(-1), h = m / 2;
+    at::Tensor p = at::mul(x.narrow(-1, 0, h), x.narrow(-1, h, h));
+    x = m % 2 ? at::cat({p, x.narrow(-1, 2 * h, 1)}, -1) : p;
+  }
+  out.copy_(x.select(-1, 0).reshape(out.sizes()));
+}
+
+void prod_impl(const at::Tensor& self, const DimMask& mask, bool keepdim, const at::Tensor& out) {
+  if (out.is_complex()) return complex_prod(self, mask, keepdim, out);
+  reduce::run({ReduceOp::kProd, out.scalar_type()}, self, mask, keepdim, out);
+}
+
 at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
   return structured<at::meta::structured_prod_dim_int>(
       Mode::kFunctional, {}, [&](auto& m) { m.meta(self, dim, keepdim, dtype); return 0; },
-      [&](auto& o, int) {
-        reduce::run({ReduceOp::kProd, o[0].scalar_type()}, self, mask_of_dim(self, dim), keepdim,
-                    o[0]);
-      })[0];
+      [&](auto& o, int) { prod_impl(self, mask_of_dim(self, dim), keepdim, o[0]); })[0];
 }
 
 at::Tensor& prod_out(const at::Tensor& self, int64_t dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, at::Tensor& out) {
   structured<at::meta::structured_prod_dim_int>(
       Mode::kOut, {out}, [&](auto& m) { m.meta(self, dim, keepdim, dtype); return 0; },
-      [&](auto& o, int) {
-        reduce::run({ReduceOp::kProd, o[0].scalar_type()}, self, mask_of_dim(self, dim), keepdim,
-                    o[0]);
-      });
+      [&](auto& o, int) { prod_impl(self, mask_of_dim(self, dim), keepdim, o[0]); });
   return out;
 }
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> opt_dtype) {
   at::ScalarType dtype = at::native::get_dtype_from_self(self, opt_dtype, true);
   at::Tensor result = at::empty({}, self.options().dtype(dtype));
-  reduce::run({ReduceOp::kProd, dtype}, self, DimMask().flip(), false, result);
+  prod_impl(self, DimMask().flip(), false, result);
   return result;
 }
 
