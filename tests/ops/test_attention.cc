@@ -379,7 +379,7 @@ TEST_F(AttentionTest, DecodePath) {
   check({2, 4, 2, 1, 3000, 64, 64}, DType::kF32, false, 0, false, false);
   const auto ran = kernel_times(dev().stream(), true);
   set_profiling(dev().stream(), false);
-  EXPECT_TRUE(ran.count("attention_decode_split") && ran.count("attention_decode_reduce"));
+  EXPECT_TRUE(ran.count("attention_decode_split_sg") && ran.count("attention_decode_reduce"));
   EXPECT_FALSE(ran.count("attention_fwd"));
   check({1, 4, 2, 3, 40, 80, 24}, DType::kF32, false, 0, true, true);
   check({1, 6, 2, 2, 700, 32, 32}, DType::kF32, true, 0, true, false);

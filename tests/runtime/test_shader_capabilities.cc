@@ -27,7 +27,10 @@ enum Capability : uint32_t {
   kInt16 = 22,
   kInt8 = 39,
   kGroupNonUniform = 61,
+  kGroupNonUniformVote = 62,
   kGroupNonUniformArithmetic = 63,
+  kGroupNonUniformBallot = 64,
+  kGroupNonUniformShuffle = 65,
   kStorageBuffer16BitAccess = 4433,
   kStorageBuffer8BitAccess = 4448,
   kBFloat16TypeKHR = 5116,
@@ -63,8 +66,10 @@ std::set<std::string> name_parts(const std::string& name) {
   return parts;
 }
 
+// Kernels built only where glslang compiles cooperative matrices (REQUIRES coopmat).
 bool is_coopmat_variant(const std::string& name) {
-  return name.find("coopmat") != std::string::npos || name.find("igemmc") != std::string::npos;
+  return name.find("coopmat") != std::string::npos || name.find("igemmc") != std::string::npos ||
+         name.find("flash") != std::string::npos;
 }
 
 // Whether `name` may declare `cap`; why names the feature and the variants that may use it.
@@ -92,6 +97,13 @@ bool allowed(const std::string& name, uint32_t cap, std::string* why) {
       // Every GPU with cooperative matrices is treated as having fp16 arithmetic (no-fp16 masks
       // cooperative matrices too); other kernels store 16-bit floats as bits.
       *why = "fp16 arithmetic: only cooperative-matrix variants";
+      return is_coopmat_variant(name);
+    case kGroupNonUniformVote:
+    case kGroupNonUniformBallot:
+    case kGroupNonUniformShuffle:
+      // The flash planner checks vote and shuffle (attention_flash.cc); a cooperative-matrix
+      // variant using them without such a check is not caught here.
+      *why = "subgroup vote, ballot and shuffle: only cooperative-matrix variants";
       return is_coopmat_variant(name);
     case kCooperativeMatrixKHR:
       *why = "cooperative matrices: only coopmat / igemmc variants";
@@ -143,6 +155,8 @@ TEST(ShaderCapabilities, TheRulesRejectWhatTheyShould) {
   EXPECT_FALSE(allowed("gemm_split_f16", kFloat16, &why));
   EXPECT_FALSE(allowed("gemm_coopmat_f16_f32", kInt64Atomics, &why));
   EXPECT_FALSE(allowed("gemm_coopmat_f16_f32", kBFloat16TypeKHR, &why));
+  EXPECT_TRUE(allowed("attention_flash_f16", kCooperativeMatrixKHR, &why));
+  EXPECT_FALSE(allowed("attention_rows_fwd", kGroupNonUniformShuffle, &why));
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ void forward(Device& dev, const AttentionParams& p, bool gpu_shape,
                             {dp.part_ml, slots * 8}};
 
   const uint32_t spec[] = {plan.threads, plan.rows, kChunkColumns, plan.subgroups};
-  const Pipeline& split = dev.pipeline("attention_decode_split", spec);
+  const Pipeline& split = dev.pipeline("attention_decode_split_sg", spec);
   uint64_t addr = dev.stream().params(&dp, sizeof(dp));
   const auto gy = static_cast<uint32_t>(std::min(p.batch * p.kv_heads, kMaxGroups));
   dev.stream().dispatch(split, static_cast<uint32_t>(plan.splits), gy,

@@ -31,7 +31,7 @@ vkml_shader(NAME attention_rows_fwd SOURCE ${_dir}/attention_rows.comp DEFINES R
 vkml_shader(NAME attention_rows_bwd SOURCE ${_dir}/attention_rows.comp DEFINES ROWS_BWD
             INCLUDE ${_dir})
 # Split-KV decode (few queries, many keys): per-split partial softmax and output, then the merge.
-vkml_shader(NAME attention_decode_split SOURCE ${_dir}/attention_decode.comp DEFINES DECODE_SPLIT
+vkml_shader(NAME attention_decode_split_sg SOURCE ${_dir}/attention_decode.comp DEFINES DECODE_SPLIT
             INCLUDE ${_dir})
 vkml_shader(NAME attention_decode_reduce SOURCE ${_dir}/attention_decode.comp DEFINES DECODE_REDUCE
             INCLUDE ${_dir})

@@ -77,7 +77,7 @@ def test_llm_logits_match_the_cpu(fallback):
                 got = vk(tok.to("vkml"), 70 + i)
                 steps.append((got, want))
             torch_vkml.synchronize()
-    assert "attention_decode_split" in prof.times
+    assert "attention_decode_split_sg" in prof.times
     scale = max(w.abs().max().item() for _, w in steps)
     for i, (g, w) in enumerate(steps):
         assert g.dtype == torch.float16 and g.shape == w.shape

@@ -1,4 +1,4 @@
-"""Scaled dot-product attention on the split-KV decode kernels (attention_decode_split, and
+"""Scaled dot-product attention on the split-KV decode kernels (attention_decode_split_sg, and
 attention_decode_reduce where the keys go in several splits): a few queries against many keys,
 as in LLM decoding, against CPU math attention in float64. Covers 1-8 queries, odd key counts up
 to 5000, grouped-query and multi-query heads, head dims 64-256, masks, top-left causal alignment,
@@ -12,7 +12,7 @@ from test_attention import TOL, run_sdpa
 
 import torch_vkml
 
-SPLIT, REDUCE = "attention_decode_split", "attention_decode_reduce"
+SPLIT, REDUCE = "attention_decode_split_sg", "attention_decode_reduce"
 
 
 @pytest.fixture
