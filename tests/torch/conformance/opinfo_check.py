@@ -402,6 +402,9 @@ def check(op, dtype, max_samples: int = MAX_SAMPLES, grads: bool = True) -> tupl
             return "fails", f"{type(e).__name__}: {' '.join(str(e).split())[:250]}"
         if cpu_error is not None:
             return "fails", f"accepted an input the CPU rejects ({cpu_error.__name__})"
+        # A non_blocking copy to the CPU (`to("cpu", non_blocking=True)`) lands in pinned memory
+        # asynchronously, as on CUDA: its result is read after a synchronize.
+        torch.vkml.synchronize()
         why = _compare(actual, expected, dtype)
         if why and op.name in TIE_INDEX_OPS:
             why = _compare(*_values_at_indices(op, sample, actual, expected), dtype)

@@ -305,3 +305,18 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32])
+def test_non_blocking_download_to_cpu_lands_in_pinned_memory(dtype):
+    """`x.to("cpu", non_blocking=True)` returns pinned memory that the stream fills, as on CUDA;
+    after a synchronize it holds the same bits as a blocking download, with or without a cast."""
+    if dtype == torch.float64 and not torch_vkml.has_float64_support():
+        pytest.skip("the device has no fp64 arithmetic")
+    gen = torch.Generator().manual_seed(7)
+    x = _random((257, 33), torch.float32, gen).to("vkml")
+    src = x.t()[3:, ::2]  # a strided view
+    out = src.to("cpu", dtype, non_blocking=True)
+    assert out.is_pinned()
+    torch.vkml.synchronize()
+    assert torch.equal(_bits(out), _bits(src.to("cpu").to(dtype)))

@@ -4,7 +4,16 @@
 // (vkml::allocate_host): host-visible memory that non_blocking copies read and write
 // directly, on the current device at the time of the allocation.
 #include <ATen/Context.h>
+// The header sizes its blocks with std::hardware_destructive_interference_size, whose value GCC
+// warns may differ between compilers; the ABI is torch's own build, not ours.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winterference-size"
+#endif
 #include <ATen/core/CachingHostAllocator.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <cstring>
 
