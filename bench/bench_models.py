@@ -381,9 +381,9 @@ def decoders(small: bool) -> dict:
     torch.manual_seed(0)
     if small:
         return {"gpt2s_small": (md.GPTDecode(md.GPT(512, 128, 64, 2, 4), 1, 128), 60),
-                "smollm2_small": (md.LlamaDecode(1, 128, 512, 64, 2, 4, 2, 128), 60)}
+                "smollm2_small": (md.llama_decoder(md.SMOLLM2_SMALL_CONFIG, 1), 60)}
     return {"gpt2s": (md.GPTDecode(md.GPT(), 1, 1024), 200),
-            "smollm2_135m": (md.LlamaDecode(1, 1024), 200)}
+            "smollm2_135m": (md.llama_decoder(md.SMOLLM2_135M_CONFIG, 1), 200)}
 
 
 def decode_timings(device: str, small: bool) -> dict:

@@ -175,64 +175,6 @@ class GPTDecode(nn.Module):
         return g.head(g.norm(x))[:, -1]
 
 
-class LlamaDecode(nn.Module):
-    """A Llama-architecture decoder (RMSNorm, rotary positions, grouped-query attention, SiLU-gated
-    MLP, tied embeddings) stepping one token per call with a static key/value cache, built from
-    its configuration with random weights. The defaults are SmolLM2-135M's configuration."""
-
-    def __init__(self, batch: int = 1, length: int = 1024, vocab: int = 49152, dim: int = 576,
-                 depth: int = 30, heads: int = 9, kv_heads: int = 3, hidden: int = 1536,
-                 rope_theta: float = 10000.0, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.heads, self.kv_heads, self.hd = heads, kv_heads, dim // heads
-        self.tok = nn.Embedding(vocab, dim)
-        self.layers = nn.ModuleList()
-        for _ in range(depth):
-            layer = nn.Module()
-            layer.ln1, layer.ln2 = nn.RMSNorm(dim, eps=eps), nn.RMSNorm(dim, eps=eps)
-            layer.q = nn.Linear(dim, heads * self.hd, bias=False)
-            layer.kv = nn.Linear(dim, 2 * kv_heads * self.hd, bias=False)
-            layer.o = nn.Linear(heads * self.hd, dim, bias=False)
-            layer.gate_up = nn.Linear(dim, 2 * hidden, bias=False)
-            layer.down = nn.Linear(hidden, dim, bias=False)
-            self.layers.append(layer)
-        self.norm = nn.RMSNorm(dim, eps=eps)
-        for p in self.parameters():
-            if p.dim() > 1:
-                nn.init.normal_(p, std=0.02)
-        inv = 1.0 / rope_theta ** (torch.arange(0, self.hd, 2).float() / self.hd)
-        angles = torch.outer(torch.arange(length).float(), inv)
-        self.register_buffer("cos", torch.cat([angles.cos(), angles.cos()], -1))
-        self.register_buffer("sin", torch.cat([angles.sin(), angles.sin()], -1))
-        shape = (depth, batch, kv_heads, length, self.hd)
-        self.register_buffer("k", torch.zeros(shape))
-        self.register_buffer("v", torch.zeros(shape))
-
-    def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        half = x.shape[-1] // 2
-        return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
-
-    def forward(self, idx: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        """idx: (batch, 1) token ids; pos: (1,) their position. Returns (batch, vocab) logits."""
-        x = self.tok(idx)
-        b = x.shape[0]
-        cos, sin = self.cos[pos], self.sin[pos]  # (1, head dim)
-        visible = torch.arange(self.k.shape[3], device=x.device) <= pos
-        group = self.heads // self.kv_heads
-        for i, layer in enumerate(self.layers):
-            h = layer.ln1(x)
-            q = self._rotate(layer.q(h).view(b, 1, self.heads, self.hd), cos, sin)
-            k, v = layer.kv(h).view(b, 1, 2, self.kv_heads, self.hd).unbind(2)
-            self.k[i].index_copy_(2, pos, self._rotate(k, cos, sin).transpose(1, 2))
-            self.v[i].index_copy_(2, pos, v.transpose(1, 2))
-            keys = self.k[i].repeat_interleave(group, dim=1)
-            values = self.v[i].repeat_interleave(group, dim=1)
-            y = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=visible)
-            x = x + layer.o(y.transpose(1, 2).reshape(b, 1, -1))
-            gate, up = layer.gate_up(layer.ln2(x)).chunk(2, -1)
-            x = x + layer.down(F.silu(gate) * up)
-        return F.linear(self.norm(x), self.tok.weight)[:, -1]
-
 class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float) -> None:
         super().__init__()
@@ -252,7 +194,8 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 
 
 class LlamaBlock(nn.Module):
-    """Pre-norm decoder block: grouped-query attention with RoPE over a static KV cache, SwiGLU."""
+    """Pre-norm decoder block: grouped-query attention with RoPE over a static KV cache (the
+    k_cache and v_cache buffers, from Llama.reset_cache), SwiGLU."""
 
     def __init__(self, cfg: dict) -> None:
         super().__init__()
@@ -267,22 +210,32 @@ class LlamaBlock(nn.Module):
         self.up = nn.Linear(dim, cfg["hidden"], bias=False)
         self.down = nn.Linear(cfg["hidden"], dim, bias=False)
 
-    def forward(self, x, cos, sin, k_cache, v_cache, pos: int) -> torch.Tensor:
+    def forward(self, x, cos, sin, pos) -> torch.Tensor:
+        """Tokens x (B, T, dim) at positions pos..pos+T-1 (pos an int), or one token (T = 1) at
+        pos, a (1,) tensor: then the whole cache is attended under a mask of the positions up
+        to pos, so every step has the same shapes (what graph replay captures once)."""
         b, t, _ = x.shape
         h = self.norm1(x)
         q = self.q(h).view(b, t, self.heads, self.hd).transpose(1, 2)
         k = self.k(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
         v = self.v(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-        k_cache[:, :, pos:pos + t] = k
-        v_cache[:, :, pos:pos + t] = v
-        keys, values = k_cache[:, :, :pos + t], v_cache[:, :, :pos + t]  # views of the cache
-        mask = None
-        if pos > 0 and t > 1:  # a chunk after earlier tokens: query i sees keys up to pos + i
-            n = torch.arange(pos + t, device=x.device)
-            mask = n[None, :] <= (pos + torch.arange(t, device=x.device))[:, None]
-        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask,
-                                           is_causal=pos == 0 and t > 1, enable_gqa=True)
+        mask, causal = None, False
+        if isinstance(pos, torch.Tensor):
+            self.k_cache.index_copy_(2, pos, k)
+            self.v_cache.index_copy_(2, pos, v)
+            keys, values = self.k_cache, self.v_cache
+            mask = (torch.arange(keys.shape[2], device=x.device) <= pos)[None, :]  # (1, S)
+        else:
+            self.k_cache[:, :, pos:pos + t] = k
+            self.v_cache[:, :, pos:pos + t] = v
+            keys, values = self.k_cache[:, :, :pos + t], self.v_cache[:, :, :pos + t]
+            causal = pos == 0 and t > 1
+            if pos > 0 and t > 1:  # a chunk after earlier tokens: query i sees keys up to pos + i
+                n = torch.arange(pos + t, device=x.device)
+                mask = n[None, :] <= (pos + torch.arange(t, device=x.device))[:, None]
+        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, is_causal=causal,
+                                           enable_gqa=True)
         x = x + self.o(y.transpose(1, 2).reshape(b, t, -1))
         h = self.norm2(x)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
@@ -293,14 +246,20 @@ LLM_CONFIG = dict(vocab=151936, dim=896, layers=24, heads=14, kv_heads=2, hidden
                   eps=1e-6, rope_theta=1e6, qkv_bias=True, max_seq=4096)
 LLM_SMALL_CONFIG = dict(vocab=512, dim=64, layers=2, heads=4, kv_heads=2, hidden=176,
                         eps=1e-6, rope_theta=1e4, qkv_bias=True, max_seq=256)
+# SmolLM2-135M's configuration (tied embeddings, no projection biases), and a narrow two-layer one.
+SMOLLM2_135M_CONFIG = dict(vocab=49152, dim=576, layers=30, heads=9, kv_heads=3, hidden=1536,
+                           eps=1e-5, rope_theta=1e4, qkv_bias=False, max_seq=1024)
+SMOLLM2_SMALL_CONFIG = dict(vocab=512, dim=64, layers=2, heads=4, kv_heads=2, hidden=128,
+                            eps=1e-5, rope_theta=1e4, qkv_bias=False, max_seq=128)
 
 
 class Llama(nn.Module):
     """A Llama-style decoder (RoPE, grouped-query attention, SwiGLU, RMSNorm) with random weights
     and a static KV cache: `forward(idx, pos)` runs tokens idx (B, T) at positions pos..pos+T-1,
     writes their keys and values into the cache and returns the logits of the last position
-    (B, vocab), as generation uses them. Call `reset_cache(batch)` first, on the device and dtype
-    the model runs in."""
+    (B, vocab), as generation uses them; pos may also be a (1,) tensor for one token per call
+    (LlamaBlock.forward). Call `reset_cache(batch)` first; the caches are buffers, so `.to()`
+    moves them with the weights."""
 
     def __init__(self, cfg: dict | None = None) -> None:
         super().__init__()
@@ -319,24 +278,31 @@ class Llama(nn.Module):
         ang = torch.cat((ang, ang), -1)
         self.register_buffer("cos", ang.cos().float(), persistent=False)
         self.register_buffer("sin", ang.sin().float(), persistent=False)
-        self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def reset_cache(self, batch: int) -> None:
         """A preallocated (batch, kv_heads, max_seq, head_dim) key and value cache per layer."""
         c, w = self.cfg, self.tok.weight
         shape = (batch, c["kv_heads"], c["max_seq"], c["dim"] // c["heads"])
-        self.cache = [(torch.zeros(shape, dtype=w.dtype, device=w.device),
-                       torch.zeros(shape, dtype=w.dtype, device=w.device))
-                      for _ in range(c["layers"])]
+        for blk in self.blocks:
+            for name in ("k_cache", "v_cache"):
+                blk.register_buffer(name, torch.zeros(shape, dtype=w.dtype, device=w.device),
+                                    persistent=False)
 
-    def forward(self, idx: torch.Tensor, pos: int = 0) -> torch.Tensor:
+    def forward(self, idx: torch.Tensor, pos: int | torch.Tensor = 0) -> torch.Tensor:
         t = idx.shape[1]
         x = self.tok(idx)
-        cos = self.cos[pos:pos + t].to(x.dtype)
-        sin = self.sin[pos:pos + t].to(x.dtype)
-        for blk, (kc, vc) in zip(self.blocks, self.cache, strict=True):
-            x = blk(x, cos, sin, kc, vc, pos)
+        at = pos if isinstance(pos, torch.Tensor) else slice(pos, pos + t)
+        cos, sin = self.cos[at].to(x.dtype), self.sin[at].to(x.dtype)
+        for blk in self.blocks:
+            x = blk(x, cos, sin, pos)
         return self.head(self.norm(x[:, -1]))
+
+
+def llama_decoder(cfg: dict, batch: int) -> Llama:
+    """A Llama with its caches allocated, to be called as forward(idx (batch, 1), pos (1,))."""
+    model = Llama(cfg)
+    model.reset_cache(batch)
+    return model
 
 
 def greedy_decode(model: Llama, tok: torch.Tensor, pos: int, steps: int) -> torch.Tensor:

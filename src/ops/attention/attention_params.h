@@ -70,7 +70,8 @@ static_assert(sizeof(AttentionRowsParams) == 5 * 8 + 6 * 8 + 8);
 }  // namespace vkml::ops
 #endif
 
-// The split-KV decode kernels (attention_decode_split_sg / attention_decode_reduce) for few queries and many keys.
+// The split-KV decode kernels (attention_decode_split_sg / attention_decode_reduce) for few
+// queries and many keys.
 // Rows of one (batch, key head) pair are i = g * q_len + m for group index g (query head
 // hk * group + g) and query m; `rows` = group * q_len. The keys go in `splits` ranges of
 // split_keys; each range writes its rows' running max and sum (part_ml) and unnormalised outputs
