@@ -41,7 +41,8 @@ Options:
   --workers N           pytest-xdist workers (default 8)
   --pytest-args "..."   pytest's arguments (default: tests/torch without the OpInfo sweep, which
                         `--pytest-args "tests/torch/conformance/test_opinfo.py"` runs alone)
-  --bench-args "..."    extra arguments of bench_models.py (e.g. "--only vit,gpt2")
+  --bench-args "..."    extra arguments of bench_models.py, runs separated by ';' (e.g.
+                        "--only vit,gpt2; --dataloader")
   --bench-ops-args ".." extra arguments of bench_ops.py (e.g. "--only gemm,conv")
   --bench-attention-args ".."  arguments of bench_attention.py, runs separated by ';' (e.g.
                         "--path auto,flash; --path auto,flash --backward --shapes 64x12x197x64")
@@ -296,11 +297,17 @@ fi
 
 # ---- benchmarks -----------------------------------------------------------------------------------
 if has bench; then
-  t=$SECONDS; log=$OUT_DIR/bench.log; : > "$log"; rm -f "$OUT_DIR/bench_models.json"
-  read -ra bench_argv <<< "$BENCH_ARGS"
-  bounded 100000 "$log" "$PY" bench/bench_models.py --json "$OUT_DIR/bench_models.json" "${bench_argv[@]}"
-  rc=$?
-  grep -E '^ +model |Error' "$log" | cut -c1-200
+  t=$SECONDS; log=$OUT_DIR/bench.log; : > "$log"; rm -f "$OUT_DIR"/bench_models*.json; rc=0; i=0
+  IFS=';' read -ra bench_runs <<< "$BENCH_ARGS"
+  [ ${#bench_runs[@]} -gt 0 ] || bench_runs=('')
+  for run in "${bench_runs[@]}"; do  # one JSON per run: bench_models.json, bench_models_1.json, ...
+    read -ra bench_argv <<< "$run"
+    json=$OUT_DIR/bench_models.json; [ $i -gt 0 ] && json=$OUT_DIR/bench_models_$i.json
+    echo "==== bench_models ${run}" >> "$log"
+    bounded 100000 "$log" "$PY" bench/bench_models.py --json "$json" "${bench_argv[@]}" || rc=$?
+    i=$((i + 1))
+  done
+  grep -E '^ +(model|data) |^ +[a-z0-9_]+ *:|Error' "$log" | cut -c1-200
   record bench $rc $((SECONDS - t)) bench.log
 fi
 if has bench-ops; then
