@@ -4,12 +4,14 @@
 
 Workloads (full size, the issue's list):
 - ResNet-18 training step, 32x32 inputs, batch 256, SGD with momentum;
-- ResNet-50 inference, 224x224, batch 64, fp32 and fp16;
-- ViT-B/16 training step, batch 64, AdamW;
+- ResNet-50 inference, 224x224, batch 64, fp32 and fp16, and fp16 in channels_last;
+- ViT-B/16 training step, batch 64, AdamW, in fp32 and under bf16 autocast;
 - GPT-2-small-sized decoder training step, sequence 512, batch 8, AdamW;
 - LLM (llm_*): a Llama-style decoder of Qwen2.5-0.5B's shape with random weights, fp16: prefill of
   2,048 tokens (logits of the last one, as generation takes them), and 128 greedy decode steps
-  with a static KV cache after a 512-token prompt; both also as tokens/s.
+  with a static KV cache after a 512-token prompt; both also as tokens/s;
+- UNet (unet_*): a Stable-Diffusion-style UNet block stack (ResNet blocks, GroupNorm, self- and
+  cross-attention at 32x32 and 16x16), one fp16 denoising step at batch 4 on a 64x64 latent.
 --small shrinks every model (widths, depths, batch, resolution) for lavapipe on two cores.
 Each model starts from the same weights on both devices; the first step's losses are compared so
 that a fast wrong answer cannot pass for a result.
@@ -64,8 +66,10 @@ def maybe_compiled(m: torch.nn.Module):
     return torch.compile(m, mode=COMPILE_MODE) if COMPILE else m
 
 
-def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str):
-    """make(device) -> a closure running one optimizer step on that device."""
+def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: str,
+                       autocast: torch.dtype | None = None):
+    """make(device) -> a closure running one optimizer step on that device; with `autocast`, the
+    forward pass and the loss run under torch.autocast in that dtype (fp32 weights)."""
 
     def make(device: str):
         m = copy.deepcopy(model).to(device)
@@ -74,10 +78,12 @@ def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: st
                else torch.optim.AdamW(m.parameters(), lr=1e-4))
         x, y = (t.to(device) for t in make_batch())
         fwd = maybe_compiled(m)
+        amp = torch.autocast(device.split(":")[0], autocast, enabled=autocast is not None)
 
         def step():
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(fwd(x), y)
+            with amp:
+                loss = loss_fn(fwd(x), y)
             loss.backward()
             opt.step()
             return loss
@@ -87,15 +93,23 @@ def train_step_factory(model: torch.nn.Module, make_batch, loss_fn, opt_name: st
     return make
 
 
-def inference_factory(model: torch.nn.Module, make_input, dtype):
+def inference_factory(model: torch.nn.Module, make_input, dtype,
+                      memory_format: torch.memory_format = torch.preserve_format):
+    """make(device) -> a closure running the model in `dtype` on make_input()'s tensor (or tuple
+    of tensors: floating ones take `dtype`, 4-D ones and the weights `memory_format`)."""
+
     def make(device: str):
-        m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
-        x = make_input().to(device=device, dtype=dtype)
+        m = copy.deepcopy(model).to(device=device, dtype=dtype, memory_format=memory_format).eval()
+        inputs = make_input()
+        inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+        xs = [x.to(device=device, dtype=dtype if x.is_floating_point() else x.dtype,
+                   memory_format=memory_format if x.dim() == 4 else torch.preserve_format)
+              for x in inputs]
         fwd = maybe_compiled(m)
 
         @torch.no_grad()
         def run():
-            return fwd(x)
+            return fwd(*xs)
 
         return run
 
@@ -134,14 +148,20 @@ def workloads(small: bool):
         name = "resnet50_infer_b%d_%s" % (b, str(dtype).split(".")[1])
         out.append((name, inference_factory(
             r50, lambda b=b, res=res: images(b, res, 1000)[0], dtype), "infer"))
+    # fp16 in channels_last, the layout users pick for half-precision CNNs.
+    out.append(("resnet50_infer_b%d_float16_channels_last" % b, inference_factory(
+        r50, lambda b=b, res=res: images(b, res, 1000)[0], torch.float16, torch.channels_last),
+        "infer"))
     # ViT-B/16 training (small: 32x32, dim 64, depth 2).
     b = 8 if small else 64
     torch.manual_seed(0)
     vit = (md.ViT(32, 8, 64, 2, 4, 10) if small else md.ViT())
     res, classes = (32, 10) if small else (224, 1000)
-    out.append(("vit_b16_train_b%d" % b, train_step_factory(
-        vit, lambda b=b, res=res, classes=classes: images(b, res, classes), F.cross_entropy,
-        "adamw"), "train"))
+    for amp in (None, torch.bfloat16):
+        out.append(("%svit_b16_train_b%d%s" % ("amp_" if amp else "", b, "_bf16" if amp else ""),
+                    train_step_factory(vit, lambda b=b, res=res, classes=classes:
+                                       images(b, res, classes), F.cross_entropy, "adamw", amp),
+                    "train"))
     # GPT-2-small-sized decoder (small: vocab 512, dim 64, depth 2, seq 64).
     b, t = (2, 64) if small else (8, 512)
     torch.manual_seed(0)
@@ -154,6 +174,20 @@ def workloads(small: bool):
     out.append(("gpt2s_train_seq%d_b%d" % (t, b), train_step_factory(
         gpt, lambda b=b, t=t, vocab=vocab: tokens(b, t, vocab), lm_loss, "adamw"), "train"))
     out += llm_workloads(small)
+    # Stable-Diffusion-style UNet denoising step, fp16, batch 4, a 64x64 latent and 77 text tokens
+    # (small: widths 32/64/64, a 16x16 latent, 8 tokens of 32).
+    b, lat, ctx_len, widths, ctx_dim = ((1, 16, 8, (32, 64, 64), 32) if small
+                                        else (4, 64, 77, (320, 640, 1280), 768))
+    torch.manual_seed(0)
+    unet = md.UNetStack(widths, 4, ctx_dim)
+
+    def unet_inputs(b=b, lat=lat, ctx_len=ctx_len, ctx_dim=ctx_dim):
+        g = torch.Generator().manual_seed(5)
+        return (torch.randn(b, 4, lat, lat, generator=g), torch.randint(0, 1000, (b,), generator=g),
+                torch.randn(b, ctx_len, ctx_dim, generator=g))
+
+    out.append(("unet_infer_b%d_%dpx_fp16" % (b, lat), inference_factory(
+        unet, unet_inputs, torch.float16), "infer"))
     return out
 
 

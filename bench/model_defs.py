@@ -1,8 +1,9 @@
 """Models of the benchmark suite, written the way users write them (plain torch.nn).
 
-ResNet-18/50 (torchvision's layout), ViT-B/16, a GPT-2-small-sized decoder, and a Llama-style
-LLM with a static KV cache (Qwen2.5-0.5B's shape). `scale` shrinks widths and depths for the
-CPU-only machine, where lavapipe runs every kernel on two cores.
+ResNet-18/50 (torchvision's layout), ViT-B/16, a GPT-2-small-sized decoder, a Llama-style
+LLM with a static KV cache (Qwen2.5-0.5B's shape) and a Stable-Diffusion-style UNet block stack.
+Smaller arguments shrink widths and depths for the CPU-only machine, where lavapipe runs every
+kernel on two cores.
 """
 
 from __future__ import annotations
@@ -313,3 +314,92 @@ def greedy_decode(model: Llama, tok: torch.Tensor, pos: int, steps: int) -> torc
         tok = model(tok, pos + i).argmax(-1, keepdim=True)
         out.append(tok)
     return torch.cat(out, 1)
+
+
+class UNetResBlock(nn.Module):
+    """GroupNorm, SiLU, 3x3 convolution twice, with the time embedding added in between."""
+
+    def __init__(self, cin: int, cout: int, temb: int) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.GroupNorm(32, cin), nn.GroupNorm(32, cout)
+        self.conv1, self.conv2 = nn.Conv2d(cin, cout, 3, 1, 1), nn.Conv2d(cout, cout, 3, 1, 1)
+        self.temb = nn.Linear(temb, cout)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(F.silu(self.norm1(x))) + self.temb(t)[:, :, None, None]
+        return self.skip(x) + self.conv2(F.silu(self.norm2(h)))
+
+
+class UNetTransformer(nn.Module):
+    """Stable Diffusion's spatial transformer: self-attention over the pixels, cross-attention to
+    the text context, a GEGLU feed-forward; 8 heads."""
+
+    def __init__(self, dim: int, context: int, heads: int = 8) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(32, dim)
+        self.proj_in, self.proj_out = nn.Conv2d(dim, dim, 1), nn.Conv2d(dim, dim, 1)
+        self.ln1, self.ln2, self.ln3 = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.q2 = nn.Linear(dim, dim, bias=False)
+        self.kv2 = nn.Linear(context, 2 * dim, bias=False)
+        self.out1, self.out2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.ff1, self.ff2 = nn.Linear(dim, 8 * dim), nn.Linear(4 * dim, dim)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        b, n, d = q.shape
+        q, k, v = (z.view(b, -1, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+
+    def forward(self, x: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.shape
+        y = self.proj_in(self.norm(x)).flatten(2).transpose(1, 2)
+        y = y + self.out1(self.attend(*self.qkv(self.ln1(y)).chunk(3, -1)))
+        y = y + self.out2(self.attend(self.q2(self.ln2(y)), *self.kv2(ctx).chunk(2, -1)))
+        a, gate = self.ff1(self.ln3(y)).chunk(2, -1)
+        y = y + self.ff2(a * F.gelu(gate))
+        return x + self.proj_out(y.transpose(1, 2).reshape(b, c, h, w))
+
+
+class UNetStack(nn.Module):
+    """A Stable-Diffusion-style UNet of three levels: ResNet blocks at every level, spatial
+    transformers (self- and cross-attention) at the two lower ones (32x32 and 16x16 for a 64x64
+    latent), skip connections from the down path to the up path. One call is one denoising
+    step: (latent, timestep, text context) -> predicted noise."""
+
+    def __init__(self, widths: tuple[int, int, int] = (320, 640, 1280), latent: int = 4,
+                 context: int = 768) -> None:
+        super().__init__()
+        c0, c1, c2 = widths
+        self.c0, temb = c0, 4 * c0
+        self.time = nn.Sequential(nn.Linear(c0, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.conv_in = nn.Conv2d(latent, c0, 3, 1, 1)
+        self.down0 = UNetResBlock(c0, c0, temb)
+        self.pool0, self.pool1 = nn.Conv2d(c0, c0, 3, 2, 1), nn.Conv2d(c1, c1, 3, 2, 1)
+        self.down1, self.attn_d1 = UNetResBlock(c0, c1, temb), UNetTransformer(c1, context)
+        self.down2, self.attn_d2 = UNetResBlock(c1, c2, temb), UNetTransformer(c2, context)
+        self.mid1, self.attn_mid = UNetResBlock(c2, c2, temb), UNetTransformer(c2, context)
+        self.mid2 = UNetResBlock(c2, c2, temb)
+        self.up2, self.attn_u2 = UNetResBlock(2 * c2, c2, temb), UNetTransformer(c2, context)
+        self.up1, self.attn_u1 = UNetResBlock(c2 + c1, c1, temb), UNetTransformer(c1, context)
+        self.up0 = UNetResBlock(c1 + c0, c0, temb)
+        self.upconv2, self.upconv1 = nn.Conv2d(c2, c2, 3, 1, 1), nn.Conv2d(c1, c1, 3, 1, 1)
+        self.norm_out, self.conv_out = nn.GroupNorm(32, c0), nn.Conv2d(c0, latent, 3, 1, 1)
+
+    def forward(self, x: torch.Tensor, step: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        half = self.c0 // 2
+        freqs = torch.exp(torch.arange(half, device=x.device, dtype=torch.float32)
+                          * (-9.210340371976184 / half))  # ln(10000): SD's sinusoidal embedding
+        angles = step.float()[:, None] * freqs[None]
+        t = self.time(torch.cat([angles.cos(), angles.sin()], -1).to(x.dtype))
+        h0 = self.down0(self.conv_in(x), t)
+        h1 = self.attn_d1(self.down1(self.pool0(h0), t), ctx)
+        h2 = self.attn_d2(self.down2(self.pool1(h1), t), ctx)
+        m = self.mid2(self.attn_mid(self.mid1(h2, t), ctx), t)
+        u = self.attn_u2(self.up2(torch.cat([m, h2], 1), t), ctx)
+        u = self.upconv2(F.interpolate(u, scale_factor=2.0, mode="nearest"))
+        u = self.attn_u1(self.up1(torch.cat([u, h1], 1), t), ctx)
+        u = self.upconv1(F.interpolate(u, scale_factor=2.0, mode="nearest"))
+        u = self.up0(torch.cat([u, h0], 1), t)
+        return self.conv_out(F.silu(self.norm_out(u)))
