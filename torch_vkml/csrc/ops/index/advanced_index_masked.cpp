@@ -3,7 +3,8 @@
 // Index tensors may come from the CPU (PyTorch allows it): those are range-checked on the CPU
 // and uploaded; device index tensors are checked by the kernel (see BadIndexCheck). Boolean
 // masks become index tensors through nonzero, whose output size needs one host sync.
-// complex64 tensors run on the same kernels as kC64 elements (nonzero: either part nonzero).
+// complex64 tensors run on the same kernels as kC64 elements (nonzero: either part nonzero);
+// complex128 indexing runs on (real, imaginary) double pairs.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -226,6 +227,11 @@ void index_into(at::Tensor* out, const at::Tensor& self,
 
 at::Tensor index_tensor(const at::Tensor& self,
                         const c10::List<std::optional<at::Tensor>>& indices) {
+  if (self.scalar_type() == at::kComplexDouble) {
+    // complex128 values gather as (real, imaginary) double pairs: the pair is a trailing dim.
+    at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
+    return at::view_as_complex(index_tensor(pairs, indices));
+  }
   at::Tensor out;
   index_into(&out, self, indices);
   return out;
@@ -235,6 +241,11 @@ at::Tensor& index_tensor_out(const at::Tensor& self,
                              const c10::List<std::optional<at::Tensor>>& indices,
                              at::Tensor& out) {
   check_same_device(self, out, "index");
+  if (self.scalar_type() == at::kComplexDouble || out.scalar_type() == at::kComplexDouble) {
+    at::Tensor r = index_tensor(self, indices);
+    at::native::resize_output(out, r.sizes());
+    return out.copy_(r);
+  }
   index_into(&out, self, indices);
   return out;
 }

@@ -3,7 +3,7 @@
 // Inputs are validated by PyTorch's meta kernels (CPU-identical errors) before any GPU work;
 // bad index values are caught on the device (see BadIndexCheck: one host sync per op).
 // complex64 tensors run on the same kernels as kC64 elements (sums and products of complex
-// numbers).
+// numbers); complex128 index_select runs on (real, imaginary) double pairs.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -16,6 +16,8 @@
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/scatter_add.h>
 #include <ATen/ops/scatter_reduce.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -446,6 +448,16 @@ void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t di
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  if (self.scalar_type() == at::kComplexDouble) {
+    // complex128 values select as (real, imaginary) double pairs; a 0-dim tensor as one of 1
+    // element (its pair dimension must not be the one indexed).
+    at::Tensor m = at::index_select(meta(self), dim, meta(index));
+    at::Tensor x = self.dim() == 0 ? self.unsqueeze(0) : self;
+    at::Tensor pairs = at::view_as_real(x.resolve_conj().resolve_neg());
+    const int64_t d = at::maybe_wrap_dim(dim, x.dim());
+    return at::view_as_complex(ops_gather_scatter_index::index_select(pairs, d, index))
+        .reshape(m.sizes());
+  }
   check_devices(self, {&index}, "index_select");
   c10::DeviceGuard guard(self.device());
   at::Tensor m = at::index_select(meta(self), dim, meta(index));
