@@ -260,3 +260,24 @@ def test_complex128_stays_not_implemented():
     x = torch.zeros(3, dtype=torch.complex128, device=V)
     with pytest.raises(NotImplementedError):
         x.gather(0, torch.tensor([0], device=V))
+
+
+def test_conjugate_and_negative_views(gen):
+    # PyTorch resolves the conjugate and negative bits ahead of the kernels, in place included.
+    x = crand((4, 5), gen)
+    m = torch.rand(4, 5, generator=gen) > 0.5
+    i = torch.tensor([[0, 1, 2, 3, 0]])
+
+    def results(t, d):
+        return [
+            t.conj().gather(0, i.to(d)),
+            t.conj().masked_fill(m.to(d), 1j),
+            (-t.conj()).scatter_add(0, i.to(d), t[:1].conj()),
+            t.conj().index_add(0, torch.tensor([1, 1, 0, 0]).to(d), t.conj(), alpha=1j),
+            t.clone().conj().put_(torch.tensor([3, 7]).to(d), t[0, :2]),
+            t.clone().conj().triu_(1),
+        ]
+
+    for got, ref in zip(results(x.to(V), V), results(x, "cpu")):
+        assert got.is_conj() == ref.is_conj()
+        check(got.resolve_conj(), ref.resolve_conj(), exact=False)
