@@ -9,6 +9,7 @@
 
 #include <sstream>
 
+#include "common/index_util.h"
 #include "common/nn_bridge.h"
 #include "vkml/resample.h"
 
@@ -61,17 +62,11 @@ std::vector<int64_t> pad_plan(ResampleMode mode, const at::Tensor& input, at::In
   return out;
 }
 
-// Element dtypes without a vkml kernel (complex128) raise NotImplementedError as well.
-void check_element_kernel(at::ScalarType s) {
-  TORCH_CHECK_NOT_IMPLEMENTED(is_element_dtype(s), "vkml: this operator has no vkml kernel for ",
-                              s, " tensors");
-}
-
 void check_pad_dtype(const at::Tensor& t, const char* op) {
   auto s = t.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(s != at::kBool, "\"", op, "\" not implemented for '",
                               c10::toString(s), "'");
-  check_element_kernel(s);
+  check_element_dtype(t);  // complex128 has no kernel
 }
 
 // Resizes an out= tensor, keeping `like`'s memory format for fresh (empty) outputs.
@@ -158,7 +153,7 @@ int64_t sliding_windows(int64_t size, int64_t pad, int64_t dilation, int64_t ker
 
 void check_fold_dtype(const at::Tensor& t, const char* op, bool complex_ok) {
   auto s = t.scalar_type();
-  if (complex_ok && at::isComplexType(s)) return check_element_kernel(s);
+  if (complex_ok && at::isComplexType(s)) return check_element_dtype(t);
   TORCH_CHECK_NOT_IMPLEMENTED(s == at::kBool || s == at::kFloat || s == at::kHalf ||
                                   s == at::kBFloat16 || s == at::kDouble,
                               "\"", op, "\" not implemented for '", c10::toString(s), "'");
