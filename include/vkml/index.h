@@ -6,6 +6,10 @@
 // even for bad indices: a bad index is skipped (a gather writes 0) and, when `error_flag` is a
 // device address of kIndexErrorBytes zeroed bytes, the first one is recorded there as an
 // IndexErrorRecord; read it back (a host sync) to raise an error. 0 skips the record.
+//
+// Data may be any dtype the device supports, kC64 (complex64) included: copies move its
+// 8-byte elements, sums and products combine complex numbers, max/min refuse it (NotSupported);
+// nonzero counts an element whose real or imaginary part is nonzero.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -46,9 +50,11 @@ void index_select(Device& dev, const TensorDesc& out, const TensorDesc& self, in
                   const TensorDesc& index, uint64_t error_flag = 0);
 
 // self.index_add_(dim, index, source, alpha) (kSum), index_copy_ (kNone), index_reduce_.
+// kSum adds alpha * source; without alpha (std::nullopt), source itself. A complex alpha
+// multiplies as the CPU's index_add does, alpha 1 included (an infinite part then gives NaN).
 void index_accumulate(Device& dev, const TensorDesc& self, int dim, const TensorDesc& index,
-                      const TensorDesc& source, ScatterReduce reduce, Scalar alpha,
-                      uint64_t error_flag = 0);
+                      const TensorDesc& source, ScatterReduce reduce,
+                      std::optional<Scalar> alpha, uint64_t error_flag = 0);
 
 // self.index_fill_(dim, index, value); negative indices wrap. `value_tensor` (0-dim, same
 // dtype, on the device) replaces `value` when given: no host read of it.

@@ -13,8 +13,10 @@ struct Scalar {
   bool is_float = true;
   double f = 0.0;
   int64_t i = 0;
-  static Scalar from_double(double v) { return {true, v, 0}; }
-  static Scalar from_int(int64_t v) { return {false, 0.0, v}; }
+  double im = 0.0;  // imaginary part, read only where the dtype is complex
+  static Scalar from_double(double v) { return {true, v, 0, 0.0}; }
+  static Scalar from_int(int64_t v) { return {false, 0.0, v, 0.0}; }
+  static Scalar from_complex(double re, double imag) { return {true, re, 0, imag}; }
 };
 
 namespace ops {

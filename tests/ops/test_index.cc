@@ -2,6 +2,7 @@
 // mask scans, against CPU references (exact for copies and integer sums, index order for
 // floating-point accumulation).
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "test_util.h"
@@ -307,6 +308,78 @@ TEST_F(IndexTest, OwnerThreadsGiveBitIdenticalAccumulation) {
   }
   EXPECT_EQ(results[0], results[1]);
   EXPECT_NE(results[0], std::vector<uint16_t>(15, 0x3C00));
+}
+
+TEST_F(IndexTest, Complex64SumsProductsAndNonzero) {
+  // complex64 elements as interleaved (real, imaginary) floats.
+  const int rows = 4, cols = 3, n = 9;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> init(2 * rows * cols), src(2 * n * cols);
+  for (auto& v : init) v = u(rng);
+  for (auto& v : src) v = u(rng);
+  std::vector<int64_t> idx(n * cols);
+  for (auto& v : idx) v = rng() % rows;
+  Tensor<int64_t> index(dev(), DType::kI64, {n, cols}, idx);
+  Tensor<float> source(dev(), DType::kC64, {n, cols}, src);
+  // Sums add the parts in index order: exact against the same float additions.
+  std::vector<float> ref = init;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      int64_t to = idx[i * cols + j] * cols + j, from = i * cols + j;
+      ref[2 * to] += src[2 * from];
+      ref[2 * to + 1] += src[2 * from + 1];
+    }
+  }
+  Tensor<float> sums(dev(), DType::kC64, {rows, cols}, init);
+  ops::scatter(dev(), sums.d, 0, index.d, source.d, ops::ScatterReduce::kSum);
+  EXPECT_EQ(sums.get(2 * rows * cols), ref);
+  // Products as complex numbers, against double precision.
+  std::vector<std::complex<double>> prod(rows * cols);
+  for (int k = 0; k < rows * cols; ++k) prod[k] = {init[2 * k], init[2 * k + 1]};
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      int64_t from = i * cols + j;
+      prod[idx[from] * cols + j] *= std::complex<double>(src[2 * from], src[2 * from + 1]);
+    }
+  }
+  Tensor<float> prods(dev(), DType::kC64, {rows, cols}, init);
+  ops::scatter(dev(), prods.d, 0, index.d, source.d, ops::ScatterReduce::kProd);
+  auto got = prods.get(2 * rows * cols);
+  for (int k = 0; k < rows * cols; ++k) {
+    EXPECT_NEAR(got[2 * k], prod[k].real(), 1e-5 * (1 + std::abs(prod[k]))) << k;
+    EXPECT_NEAR(got[2 * k + 1], prod[k].imag(), 1e-5 * (1 + std::abs(prod[k]))) << k;
+  }
+  // index_add_ with a complex alpha along dim 1 of a transposed self (strides (1, rows)).
+  Tensor<float> self(dev(), DType::kC64, {cols, rows}, init, {1, cols});
+  Tensor<int64_t> two(dev(), DType::kI64, {2}, {3, 3});
+  Tensor<float> add(dev(), DType::kC64, {cols, 2},
+                    std::vector<float>(src.begin(), src.begin() + 2 * cols * 2));
+  const std::complex<double> alpha(2.0, -0.5);
+  ops::index_accumulate(dev(), self.d, 1, two.d, add.d, ops::ScatterReduce::kSum,
+                        Scalar::from_complex(alpha.real(), alpha.imag()));
+  auto added = self.get(2 * rows * cols);
+  for (int c = 0; c < cols; ++c) {
+    int64_t at = 3 * cols + c;  // self[c][3] lives at element c + 3 * cols
+    std::complex<double> want(init[2 * at], init[2 * at + 1]);
+    for (int k = 0; k < 2; ++k) {
+      want += alpha * std::complex<double>(src[2 * (c * 2 + k)], src[2 * (c * 2 + k) + 1]);
+    }
+    EXPECT_NEAR(added[2 * at], want.real(), 1e-5 * (1 + std::abs(want))) << c;
+    EXPECT_NEAR(added[2 * at + 1], want.imag(), 1e-5 * (1 + std::abs(want))) << c;
+    EXPECT_EQ(added[2 * c], init[2 * c]);  // self[c][0]: untouched
+  }
+  // nonzero: an element is set where either part is nonzero; -0.0 is zero.
+  const float nan = std::nanf("");
+  std::vector<float> parts = {0.0f, -0.0f, -0.0f, 0.0f, 0.0f, 1e-45f, nan, 0.0f, -0.0f, -0.0f, 2.0f,
+                              -3.0f};
+  Tensor<float> mask(dev(), DType::kC64, {6}, parts);
+  DeviceBuffer scratch(dev(), ops::MaskScan::scratch_bytes(6));
+  ops::MaskScan scan(dev(), mask.d, scratch.address);
+  ASSERT_EQ(scan.total(), 3);
+  Tensor<int64_t> where(dev(), DType::kI64, {3, 1}, std::vector<int64_t>(3));
+  scan.write_nonzero(where.d);
+  EXPECT_EQ(where.get(3), (std::vector<int64_t>{2, 3, 5}));
 }
 
 TEST(IndexVariants, OwnerThreadsOnlyWhereTheyPay) {

@@ -144,6 +144,14 @@ uint64_t scalar_bits(DType t, Scalar v) {
     case DType::kI16: return static_cast<uint16_t>(static_cast<int16_t>(as_int(int32_t{})));
     case DType::kI32: return static_cast<uint32_t>(static_cast<int32_t>(as_int(int64_t{})));
     case DType::kI64: return static_cast<uint64_t>(as_int(int64_t{}));
+    case DType::kC64: {
+      // (real, imaginary) floats: the real part in the low word, as in memory.
+      float parts[2] = {v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i),
+                        static_cast<float>(v.im)};
+      uint64_t b;
+      std::memcpy(&b, parts, 8);
+      return b;
+    }
     default: throw InvalidArgument("vkml: fill of an unknown dtype");
   }
 }

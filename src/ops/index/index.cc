@@ -142,8 +142,8 @@ void index_select(Device& dev, const TensorDesc& out_in, const TensorDesc& self_
 }
 
 void index_accumulate(Device& dev, const TensorDesc& self_in, int dim, const TensorDesc& index,
-                      const TensorDesc& source_in, ScatterReduce reduce, Scalar alpha,
-                      uint64_t error_flag) {
+                      const TensorDesc& source_in, ScatterReduce reduce,
+                      std::optional<Scalar> alpha, uint64_t error_flag) {
   TensorDesc self = at_least_1d(self_in), source = at_least_1d(source_in);
   check_same_dtype(self, source, "index_add");
   check_dim(dim, self.ndim(), "index_add");
@@ -173,8 +173,12 @@ void index_accumulate(Device& dev, const TensorDesc& self_in, int dim, const Ten
     l.serial.assign(l.sizes.size(), false);
     l.serial[dim] = true;
   }
-  l.alpha_f = alpha.is_float ? alpha.f : static_cast<double>(alpha.i);
-  l.alpha_i = alpha.is_float ? static_cast<int64_t>(alpha.f) : alpha.i;
+  if (alpha) {
+    l.scale_by_alpha = true;
+    l.alpha_f = alpha->is_float ? alpha->f : static_cast<double>(alpha->i);
+    l.alpha_im = alpha->im;
+    l.alpha_i = alpha->is_float ? static_cast<int64_t>(alpha->f) : alpha->i;
+  }
   l.error_flag = error_flag;
   launch_index(dev, l);
 }

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // Gather, scatter and indexed reductions over strided tensors (see index_params.h).
 // Variants: DST_* names the dtype of data and values. Copies move raw bits; reductions compute
-// in VAL (float for 16-bit floats, like PyTorch's opmath) and round once per update.
+// in VAL (float for 16-bit floats, like PyTorch's opmath; a (real, imaginary) vec2 for complex64)
+// and round once per update.
 #include "vkml_common.glsl"
 #include "index_params.h"
 
@@ -36,6 +37,34 @@ void store_bits(uint64_t dst, uint64_t bits) {
 #endif
 }
 
+#if defined(KIND_COMPLEX)
+// Complex products and quotients with c10::complex's formulas (the CPU's results); `precise`
+// keeps the driver from fusing a product into the sum, which the CPU does not do.
+VAL cmul(VAL a, VAL b) {
+  precise float re = a.x * b.x - a.y * b.y;
+  precise float im = a.x * b.y + a.y * b.x;
+  return VAL(re, im);
+}
+VAL cdiv(VAL a, VAL b) {
+  if (abs(b.x) >= abs(b.y)) {
+    if (b.x == 0.0 && b.y == 0.0) return VAL(a.x / abs(b.x), a.y / abs(b.y));
+    float rat = b.y / b.x, scl = 1.0 / (b.x + b.y * rat);
+    return VAL((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+  }
+  float rat = b.x / b.y, scl = 1.0 / (b.y + b.x * rat);
+  return VAL((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+}
+
+// Sums, products and quotients only: complex numbers have no order, so the host refuses
+// max/min.
+VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
+  bool scale = (pc.p.flags & (VKML_INDEX_SCALE_BY_ALPHA | VKML_INDEX_SCALE_BY_COUNT)) != 0u;
+  if (mode == VKML_INDEX_SUM) return cur + (scale ? cmul(alpha, v) : v);
+  if (mode == VKML_INDEX_PROD) return cmul(cur, v);
+  if (mode == VKML_INDEX_DIV) return v == VAL(0.0) ? cur : cdiv(cur, v);
+  return cur;
+}
+#else
 #ifdef KIND_FLOAT
 bool is_nan(VAL v) { return isnan(v); }
 #else
@@ -65,6 +94,7 @@ VAL combine(uint mode, VAL cur, VAL v, VAL alpha) {
   if (mode == VKML_INDEX_MAX) return v > cur ? v : cur;
   return v < cur ? v : cur;
 }
+#endif
 
 void report_bad_index(uint k, int64_t value) {
   uint64_t rec = pc.p.error_flag;
@@ -114,6 +144,8 @@ void main() {
   const int64_t serial = pc.p.numel_serial, owners = pc.p.owners;
 #if defined(SRC_KIND_INT)
   const VAL alpha0 = pc.p.alpha_i;
+#elif defined(DST_C64)
+  const VAL alpha0 = bits_val(pc.p.alpha_bits);  // (real, imaginary) floats
 #elif defined(DST_F64)
   const VAL alpha0 = packDouble2x32(uvec2(uint(pc.p.alpha_bits), uint(pc.p.alpha_bits >> 32)));
 #else
@@ -180,7 +212,11 @@ void main() {
         VAL alpha = alpha0;
         if ((flags & VKML_INDEX_SCALE_BY_COUNT) != 0u) {
           int64_t n = PI64(pc.p.counts + uint64_t(first) * 8ul).v;
+#if defined(KIND_COMPLEX)
+          alpha = VAL(1.0 / float(n), 0.0);
+#else
           alpha = VAL(1) / VAL(n);  // floats only: the bridge rejects integer gradients
+#endif
         }
         if (owner_mode) {
           // Fold in a register, rounding to the dtype after every update like the plain path.

@@ -9,6 +9,7 @@
 #include "ops/launch.h"
 #include "vkml/config.h"
 #include "vkml/errors.h"
+#include "vkml/ops.h"
 
 namespace vkml::ops {
 
@@ -97,6 +98,9 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   for (int64_t s : l.sizes) numel *= s;
   if (numel == 0) return;
   check_supported(dev, l.dtype);
+  if (dtype_is_complex(l.dtype) && (l.mode == IndexMode::kMax || l.mode == IndexMode::kMin)) {
+    throw NotSupported("vkml: max/min reductions of complex values are not defined");
+  }
   if (l.indices.size() > VKML_INDEX_MAX_INDICES) {
     throw NotSupported("vkml: at most " + std::to_string(VKML_INDEX_MAX_INDICES) +
                        " index tensors are supported");
@@ -169,7 +173,9 @@ void launch_index(Device& dev, const IndexLaunch& l) {
   p.value_bits = l.value_bits;
   p.error_flag = l.error_flag;
   p.counts = l.counts;
-  p.alpha_bits = std::bit_cast<uint64_t>(l.alpha_f);
+  p.alpha_bits = l.dtype == DType::kC64
+                     ? scalar_bits(DType::kC64, Scalar::from_complex(l.alpha_f, l.alpha_im))
+                     : std::bit_cast<uint64_t>(l.alpha_f);
   p.alpha_f = static_cast<float>(l.alpha_f);
   p.alpha_i = l.alpha_i;
   p.flags |= l.allow_negative ? VKML_INDEX_ALLOW_NEGATIVE : 0u;
@@ -179,6 +185,7 @@ void launch_index(Device& dev, const IndexLaunch& l) {
     p.skip_index = *l.skip_index;
   }
   if (l.counts) p.flags |= VKML_INDEX_SCALE_BY_COUNT;
+  if (l.scale_by_alpha) p.flags |= VKML_INDEX_SCALE_BY_ALPHA;
   if (!l.flat_sizes.empty()) {
     std::vector<int64_t> fs = l.flat_strides;
     std::vector<int64_t> fsizes = coalesce_dims(l.flat_sizes, {&fs});

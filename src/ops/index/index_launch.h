@@ -44,7 +44,11 @@ struct IndexLaunch {
   uint64_t value_bits = 0;
   std::vector<IndexOperandLayout> indices;
   bool allow_negative = false;
+  // Sums add alpha * values. Real dtypes always multiply (alpha 1 is exact); complex ones
+  // only with scale_by_alpha, as PyTorch's index_add does (other sums add the values).
+  bool scale_by_alpha = false;
   double alpha_f = 1.0;
+  double alpha_im = 0.0;  // imaginary part of alpha (complex dtypes)
   int64_t alpha_i = 1;
   std::optional<int64_t> skip_index;
   uint64_t counts = 0;  // i64 per index value: alpha = 1 / counts[index 0]

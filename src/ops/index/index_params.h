@@ -28,6 +28,10 @@
 // the matching ones in order. K times the work of the plain scheme for K times the threads;
 // chosen when the plain scheme would leave a GPU nearly idle. Results are identical.
 #define VKML_INDEX_OWNER 16u
+// Sums multiply values by alpha. Real variants always do (alpha defaults to 1, exact); the
+// complex variant only with this flag, since (1, 0) * v turns an infinite part into NaN, as
+// PyTorch's index_add does and its other sums do not.
+#define VKML_INDEX_SCALE_BY_ALPHA 32u
 
 // Layout of the error record at error_flag (16 bytes, zeroed by the caller): the first bad
 // index claims it (u32 claimed = 1), then stores which index operand (u32) and its value (i64).
@@ -57,7 +61,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Ind
   uint64_t value_bits;
   uint64_t error_flag;  // 0: bad indices are skipped silently (still never dereferenced)
   uint64_t counts;      // i64 per index value, for VKML_INDEX_SCALE_BY_COUNT
-  uint64_t alpha_bits;  // double alpha, as bits (f64 variant; other float variants read alpha_f)
+  // double alpha, as bits (f64 variant; other float variants read alpha_f); the c64 variant:
+  // two floats, (real, imaginary), the real part in the low word.
+  uint64_t alpha_bits;
   int64_t alpha_i;
   int64_t numel_parallel;
   int64_t numel_serial;

@@ -1,7 +1,7 @@
 // The element type of index.comp and of the embedding family's embedding_bwd.comp: DST_* names
 // the dtype of data and values; VAL is the type they compute in (float for 16-bit floats, like
-// PyTorch's opmath), load_val / bits_val widen an element, store_dst narrows it back and
-// round_val gives the value an element holds after store_dst.
+// PyTorch's opmath; vec2 for complex64), load_val / bits_val widen an element, store_dst
+// narrows it back and round_val gives the value an element holds after store_dst.
 #if defined(DST_F32)
 #define VAL float
 #define KIND_FLOAT
@@ -20,6 +20,13 @@ VAL bits_val(uint64_t b) { return unpackHalf2x16(uint(b)).x; }
 #define ELEM_BYTES 2
 VAL load_val(uint64_t a) { return bf16_to_float(PU16(a).v); }
 VAL bits_val(uint64_t b) { return bf16_to_float(uint16_t(b)); }
+#elif defined(DST_C64)
+// complex64: (real, imaginary) float pairs, combined as complex numbers in float.
+#define VAL vec2
+#define KIND_COMPLEX
+#define ELEM_BYTES 8
+VAL load_val(uint64_t a) { return vec2(PF32(a).v, PF32(a + 4ul).v); }
+VAL bits_val(uint64_t b) { return vec2(uintBitsToFloat(uint(b)), uintBitsToFloat(uint(b >> 32))); }
 #elif defined(DST_F64)
 #define VAL double
 #define KIND_FLOAT

@@ -19,7 +19,7 @@ bool is_set(int64_t i) {
     rem /= pc.p.sizes[d];
   }
   uint64_t a = pc.p.mask + uint64_t(off * (MASK_BITS / 8));
-  bool fl = pc.p.mask_is_float != 0u;
+  bool fl = pc.p.mask_kind != VKML_MASK_KIND_BITS;
 #if MASK_BITS == 8
   return PU8(a).v != uint8_t(0);
 #elif MASK_BITS == 16
@@ -30,7 +30,10 @@ bool is_set(int64_t i) {
   return (fl ? (v & 0x7FFFFFFFu) : v) != 0u;
 #else
   uint64_t v = PU64(a).v;
-  return (fl ? (v & 0x7FFFFFFFFFFFFFFFul) : v) != 0ul;
+  uint64_t value_bits = pc.p.mask_kind == VKML_MASK_KIND_COMPLEX ? 0x7FFFFFFF7FFFFFFFul
+                        : fl                                     ? 0x7FFFFFFFFFFFFFFFul
+                                                                 : ~0ul;
+  return (v & value_bits) != 0ul;
 #endif
 }
 

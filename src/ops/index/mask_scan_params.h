@@ -14,6 +14,12 @@
 #define VKML_MASK_SCAN_SELECT 1   // out[rank] = data[element]
 #define VKML_MASK_SCAN_SCATTER 2  // data[element] = src[rank] (src walked in row-major order)
 
+// How a mask element reads as set: any bit (integers, bool), float (-0.0 counts as zero), or
+// complex64 (set where either float part is nonzero).
+#define VKML_MASK_KIND_BITS 0
+#define VKML_MASK_KIND_FLOAT 1
+#define VKML_MASK_KIND_COMPLEX 2
+
 #ifdef __cplusplus
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +46,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Mas
   uint32_t ndim;
   uint32_t src_ndim;
   uint32_t mode;
-  uint32_t mask_is_float;  // -0.0 counts as zero
+  uint32_t mask_kind;  // VKML_MASK_KIND_*: what counts as zero
   uint32_t data_bytes;
   uint32_t pad;
 };

@@ -115,7 +115,9 @@ MaskScanParams base_params(const TensorDesc& mask, uint64_t scratch, int64_t nbl
   p.mask = mask.address;
   p.blocks = scratch;
   p.nblocks = nblocks;
-  p.mask_is_float = dtype_is_float(mask.dtype) ? 1u : 0u;
+  p.mask_kind = mask.dtype == DType::kC64  ? VKML_MASK_KIND_COMPLEX
+                : dtype_is_float(mask.dtype) ? VKML_MASK_KIND_FLOAT
+                                             : VKML_MASK_KIND_BITS;
   return p;
 }
 

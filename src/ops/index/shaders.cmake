@@ -1,7 +1,7 @@
 # Shader variants of the index family: the gather/scatter kernel per dtype, where/masked_fill by
 # element size, and the three mask-scan passes (by mask element size).
 set(_dir ${CMAKE_CURRENT_LIST_DIR})
-foreach(dt f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool)
+foreach(dt f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool c64)
   string(TOUPPER ${dt} D)
   set(_defs DST_${D})
   if(dt STREQUAL f64)

@@ -80,6 +80,23 @@ vkml::TensorDesc to_complex_desc(const at::Tensor& t) {
   return d;
 }
 
+bool is_element_dtype(at::ScalarType t) {
+  return is_supported_dtype(t) || t == at::kComplexFloat;
+}
+
+vkml::TensorDesc to_element_desc(const at::Tensor& t) {
+  if (t.scalar_type() != at::kComplexFloat) return to_desc(t);
+  TORCH_CHECK(!t.is_conj() && !t.is_neg(),
+              "vkml: complex kernels take tensors whose conjugate and negative bits are resolved");
+  return to_complex_desc(t);
+}
+
+vkml::Scalar to_element_scalar(const c10::Scalar& s, at::ScalarType t) {
+  if (t != at::kComplexFloat) return to_core_scalar(s);
+  c10::complex<double> v = s.toComplexDouble();
+  return vkml::Scalar::from_complex(v.real(), v.imag());
+}
+
 vkml::Scalar to_core_scalar(const c10::Scalar& s) {
   if (s.isFloatingPoint()) return vkml::Scalar::from_double(s.toDouble());
   if (s.isBoolean()) return vkml::Scalar::from_int(s.toBool() ? 1 : 0);

@@ -64,4 +64,16 @@ vkml::TensorDesc to_complex_desc(const at::Tensor& t);
 
 vkml::Scalar to_core_scalar(const c10::Scalar& s);
 
+// Dtypes of the kernels that move elements, or combine them per complex number (the index,
+// select, shape and padding kernels): the generic ones and complex64, as kC64 elements.
+bool is_element_dtype(at::ScalarType t);
+
+// to_desc, with complex64 tensors as kC64 elements, for the kernels is_element_dtype names.
+// Their conjugate and negative bits must be resolved (PyTorch's fallbacks do so ahead of them).
+vkml::TensorDesc to_element_desc(const at::Tensor& t);
+
+// `s` as a value of dtype `t`: complex64 keeps the imaginary part; other dtypes as
+// to_core_scalar.
+vkml::Scalar to_element_scalar(const c10::Scalar& s, at::ScalarType t);
+
 }  // namespace torch_vkml

@@ -33,6 +33,12 @@ void check_dtype_supported(const at::Tensor& t) {
                               t.scalar_type(), " is not supported on vkml devices");
 }
 
+void check_element_dtype(const at::Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_element_dtype(t.scalar_type()),
+                              "vkml: this operator has no vkml kernel for ", t.scalar_type(),
+                              " tensors");
+}
+
 void prepare_out(const at::Tensor& out, const at::Tensor& self, c10::IntArrayRef sizes,
                  at::ScalarType dtype) {
   TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on device ",

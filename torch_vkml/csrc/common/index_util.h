@@ -30,6 +30,9 @@ void prepare_out(const at::Tensor& out, const at::Tensor& self, c10::IntArrayRef
 // Rejects dtypes without vkml kernels with NotImplementedError.
 void check_dtype_supported(const at::Tensor& t);
 
+// As check_dtype_supported, for ops whose kernels also take complex64 (is_element_dtype).
+void check_element_dtype(const at::Tensor& t);
+
 // CUDA-style errors for int64 values that do not fit a narrower index.
 enum class BadIndexError { kIndex, kRuntime };
 

@@ -13,6 +13,13 @@ void store_dst(uint64_t a, VAL v) { PU16(a).v = float_to_bf16(float(v)); }
 #elif defined(DST_F64)
 void store_dst(uint64_t a, VAL v) { PF64(a).v = double(v); }
 #define DST_SIZE 8
+#elif defined(DST_C64)
+// complex64: VAL is vec2 (real, imaginary).
+void store_dst(uint64_t a, VAL v) {
+  PF32(a).v = v.x;
+  PF32(a + 4ul).v = v.y;
+}
+#define DST_SIZE 8
 #elif defined(DST_BOOL)
 void store_dst(uint64_t a, VAL v) { PU8(a).v = v != VAL(0) ? uint8_t(1) : uint8_t(0); }
 #define DST_SIZE 1

@@ -1,7 +1,8 @@
 """Resampling on vkml against float64 CPU: interpolate (nearest, nearest-exact, linear, bilinear,
 bicubic, trilinear; sizes and scale factors, align_corners both ways, up and down), reflection and
 replication padding, unfold/fold and channel_shuffle; forward and backward, channels_last and
-strided inputs/outputs, integer and bool copies exact, errors as on the CPU."""
+strided inputs/outputs, integer, bool and complex64 copies exact (complex64 stft too), errors as
+on the CPU."""
 
 import pytest
 import torch
@@ -167,6 +168,47 @@ def test_pad_negative_ints_and_errors(gen, fallback):
         F.pad(torch.randn(1, 2, 3, device="vkml"), (3, 0), mode="reflect")
     with pytest.raises(NotImplementedError):
         F.pad(torch.ones(1, 2, 3, dtype=torch.bool, device="vkml"), (1, 1), mode="replicate")
+
+
+def crandn(shape, gen):
+    return torch.complex(torch.randn(shape, generator=gen), torch.randn(shape, generator=gen))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_pad_complex64(mode, gen, fallback):
+    # Padding copies elements: complex64 results match the CPU bit for bit.
+    # Negative sizes crop; only replication padding takes them (as on the CPU).
+    negative = [((2, 3, 9), (-2, 3)), ((2, 3, 6, 7), (-1, 2, 3, -2))]
+    for shape, pad in PADS + (negative if mode == "replicate" else []):
+        x = crandn(shape, gen)
+        with only_native():
+            got = F.pad(x.to("vkml"), pad, mode=mode)
+        assert torch.equal(got.cpu(), F.pad(x, pad, mode=mode))
+    x = crandn((2, 3, 7, 6), gen).transpose(2, 3)
+    with only_native():
+        got = F.pad(x.to("vkml"), (2, 1, 0, 3), mode=mode)
+    assert torch.equal(got.cpu(), F.pad(x, (2, 1, 0, 3), mode=mode))
+
+
+def test_unfold_and_stft_complex64(gen, fallback):
+    for shape, kw in [((2, 3, 6, 7), dict(kernel_size=2)),
+                      ((3, 5, 5), dict(kernel_size=(3, 2), dilation=(1, 2), padding=1, stride=2))]:
+        x = crandn(shape, gen)
+        with only_native():
+            got = F.unfold(x.to("vkml"), **kw)
+        assert torch.equal(got.cpu(), F.unfold(x, **kw))
+    x = crandn((2, 3, 7, 6), gen).transpose(2, 3)
+    with only_native():
+        got = F.unfold(x.to("vkml"), 3, padding=1)
+    assert torch.equal(got.cpu(), F.unfold(x, 3, padding=1))
+    # stft of a complex signal pads by reflection, then transforms frames.
+    sig = crandn((2, 50), gen)
+    window = torch.hann_window(16)
+    kw = dict(n_fft=16, hop_length=5, return_complex=True)
+    with only_native():
+        got = torch.stft(sig.to("vkml"), window=window.to("vkml"), **kw)
+    torch.testing.assert_close(got.cpu(), torch.stft(sig, window=window, **kw),
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

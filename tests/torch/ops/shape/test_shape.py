@@ -1,5 +1,5 @@
-"""Shape and creation ops on vkml against the CPU: cat/stack, flip, roll, tril/triu, repeat,
-constant_pad_nd, arange, linspace, logspace, eye and randperm."""
+"""Shape and creation ops on vkml against the CPU: cat/stack, flip, roll, tril/triu (complex64
+too), combinations, repeat, constant_pad_nd, arange, linspace, logspace, eye and randperm."""
 
 import pytest
 import torch
@@ -65,6 +65,25 @@ def test_flip_roll_tril_triu_every_dtype(dtype, gen):
     out = torch.empty(0, dtype=dtype, device=V)
     torch.triu(xv, 1, out=out)
     same(out, x.triu(1))
+
+
+def test_tril_triu_and_combinations_complex64(gen):
+    x = torch.complex(torch.randn(2, 4, 5, generator=gen), torch.randn(2, 4, 5, generator=gen))
+    xv = x.to(V)
+    for k in (-5, -1, 0, 2, 9):
+        same(xv.tril(k), x.tril(k))
+        same(xv.triu(k), x.triu(k))
+    same(xv.transpose(0, 2).triu(1), x.transpose(0, 2).triu(1))
+    y = xv.transpose(1, 2)
+    y.triu_(-1)
+    same(xv, x.transpose(1, 2).triu(-1).transpose(1, 2))
+    out = torch.empty(3, dtype=torch.complex64, device=V)
+    torch.tril(xv, 0, out=out)
+    same(out, x.tril(0))
+    same(xv[:, :0].tril(), x[:, :0].tril())
+    v = x[0, 0]
+    for r, rep in [(2, False), (3, True), (0, False)]:
+        same(torch.combinations(v.to(V), r, rep), torch.combinations(v, r, rep))
 
 
 def test_composites_run_natively(fallback, gen):

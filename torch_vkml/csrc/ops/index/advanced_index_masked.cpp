@@ -3,6 +3,8 @@
 // Index tensors may come from the CPU (PyTorch allows it): those are range-checked on the CPU
 // and uploaded; device index tensors are checked by the kernel (see BadIndexCheck). Boolean
 // masks become index tensors through nonzero, whose output size needs one host sync.
+// complex64 tensors run on the same kernels as kC64 elements (nonzero: either part nonzero);
+// complex128 indexing runs on (real, imaginary) double pairs.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -33,11 +35,11 @@ uint64_t address_of(const at::Tensor& t) { return reinterpret_cast<uint64_t>(t.d
 // out (resized to (n, ndim), int64) = nonzero(self).
 void nonzero_into(at::Tensor& out, const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
-  check_dtype_supported(self);
+  check_element_dtype(self);
   vkml::Device& d = core_device(self);
   at::Tensor scratch = scan_scratch(self, self.numel());
   translate_errors([&] {
-    vkml::ops::MaskScan scan(d, to_desc(self), address_of(scratch));
+    vkml::ops::MaskScan scan(d, to_element_desc(self), address_of(scratch));
     int64_t n = scan.total();  // the output size depends on the data: one host sync
     at::native::resize_output(out, {n, self.dim()});
     scan.write_nonzero(to_desc(out));
@@ -200,13 +202,13 @@ void raise_bad_index(BadIndexCheck& check, const at::Tensor& self, const Prepare
 
 void index_into(at::Tensor* out, const at::Tensor& self,
                 const c10::List<std::optional<at::Tensor>>& indices) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   c10::DeviceGuard guard(self.device());
   PreparedIndices p = prepare_indices(self, indices);
   auto descs = descs_of(p);
   vkml::Device& d = core_device(self);
-  std::vector<int64_t> shape =
-      translate_errors([&] { return vkml::ops::advanced_index_shape(to_desc(self), descs); });
+  std::vector<int64_t> shape = translate_errors(
+      [&] { return vkml::ops::advanced_index_shape(to_element_desc(self), descs); });
   if (out->defined()) {
     prepare_out(*out, self, shape, self.scalar_type());
     at::assert_no_internal_overlap(*out);
@@ -217,15 +219,16 @@ void index_into(at::Tensor* out, const at::Tensor& self,
   if (out->numel() == 0) return;
   BadIndexCheck check(self, p.device_checks);
   translate_errors([&] {
-    vkml::ops::advanced_index(d, to_desc(*out), to_desc(self), descs, check.address());
+    vkml::ops::advanced_index(d, to_element_desc(*out), to_element_desc(self), descs,
+                              check.address());
   });
   raise_bad_index(check, self, p);
 }
 
 at::Tensor index_tensor(const at::Tensor& self,
                         const c10::List<std::optional<at::Tensor>>& indices) {
-  if (self.is_complex()) {
-    // Complex values gather as (real, imaginary) float pairs: the pair is a trailing dim.
+  if (self.scalar_type() == at::kComplexDouble) {
+    // complex128 values gather as (real, imaginary) double pairs: the pair is a trailing dim.
     at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
     return at::view_as_complex(index_tensor(pairs, indices));
   }
@@ -238,7 +241,7 @@ at::Tensor& index_tensor_out(const at::Tensor& self,
                              const c10::List<std::optional<at::Tensor>>& indices,
                              at::Tensor& out) {
   check_same_device(self, out, "index");
-  if (self.is_complex() || out.is_complex()) {
+  if (self.scalar_type() == at::kComplexDouble || out.scalar_type() == at::kComplexDouble) {
     at::Tensor r = index_tensor(self, indices);
     at::native::resize_output(out, r.sizes());
     return out.copy_(r);
@@ -251,7 +254,7 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const 
 
 at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                             const at::Tensor& values, bool accumulate, bool unsafe) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   c10::DeviceGuard guard(self.device());
   if (!accumulate) {
     // A single boolean mask and a one-element CPU value: masked_fill_, no nonzero sync.
@@ -277,8 +280,8 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
   }
   auto descs = descs_of(p);
   vkml::Device& d = core_device(self);
-  std::vector<int64_t> shape =
-      translate_errors([&] { return vkml::ops::advanced_index_shape(to_desc(self), descs); });
+  std::vector<int64_t> shape = translate_errors(
+      [&] { return vkml::ops::advanced_index_shape(to_element_desc(self), descs); });
   TORCH_CHECK(at::is_expandable_to(v.sizes(), shape), "shape mismatch: value tensor of shape ",
               v.sizes(), " cannot be broadcast to indexing result of shape ",
               c10::IntArrayRef(shape));
@@ -288,8 +291,8 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
   if (n == 0) return self;
   BadIndexCheck check(self, p.device_checks);
   translate_errors([&] {
-    vkml::ops::advanced_index_put(d, to_desc(self), descs, to_desc(ve), accumulate,
-                                  check.address());
+    vkml::ops::advanced_index_put(d, to_element_desc(self), descs, to_element_desc(ve),
+                                  accumulate, check.address());
   });
   raise_bad_index(check, self, p);
   return self;
@@ -303,7 +306,7 @@ at::Tensor mask_on_self(const at::Tensor& self, const at::Tensor& mask, const ch
 }
 
 at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& v) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
@@ -311,8 +314,10 @@ at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const 
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
   vkml::Device& d = core_device(self);
-  translate_errors(
-      [&] { vkml::ops::masked_fill(d, to_desc(self), to_desc(m), to_core_scalar(v)); });
+  translate_errors([&] {
+    vkml::ops::masked_fill(d, to_element_desc(self), to_desc(m),
+                           to_element_scalar(v, self.scalar_type()));
+  });
   return self;
 }
 
@@ -322,7 +327,7 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
               "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   if (!on_vkml(value)) return masked_fill_scalar_(self, mask, value.item());
-  check_dtype_supported(self);
+  check_element_dtype(self);
   check_same_device(self, value, "masked_fill_");
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "masked_fill_ only supports boolean masks, but got mask with dtype ",
@@ -333,14 +338,14 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
   at::Tensor vv = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
   vkml::Device& d = core_device(self);
   translate_errors([&] {
-    vkml::TensorDesc vd = to_desc(vv);
-    vkml::ops::masked_fill(d, to_desc(self), to_desc(m), {}, &vd);
+    vkml::TensorDesc vd = to_element_desc(vv);
+    vkml::ops::masked_fill(d, to_element_desc(self), to_desc(m), {}, &vd);
   });
   return self;
 }
 
 at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "masked_scatter_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
@@ -359,13 +364,13 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
       TORCH_CHECK(scan.total() <= source.numel(),
                   "Number of elements of source < number of ones in mask");
     }
-    scan.write_scatter(to_desc(self), to_desc(source));
+    scan.write_scatter(to_element_desc(self), to_element_desc(source));
   });
   return self;
 }
 
 void masked_select_into(at::Tensor* out, const at::Tensor& self, const at::Tensor& mask) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   check_same_device(self, mask, "masked_select");
   std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
@@ -381,7 +386,7 @@ void masked_select_into(at::Tensor* out, const at::Tensor& self, const at::Tenso
     } else {
       *out = at::empty({n}, self.options());
     }
-    scan.write_select(to_desc(*out), to_desc(s));
+    scan.write_select(to_element_desc(*out), to_element_desc(s));
   });
 }
 

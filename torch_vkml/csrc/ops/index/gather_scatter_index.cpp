@@ -2,6 +2,8 @@
 // index_select, index_add, index_copy, index_fill, index_reduce, take and put_.
 // Inputs are validated by PyTorch's meta kernels (CPU-identical errors) before any GPU work;
 // bad index values are caught on the device (see BadIndexCheck: one host sync per op).
+// complex64 tensors run on the same kernels as kC64 elements (sums and products of complex
+// numbers); complex128 index_select runs on (real, imaginary) double pairs.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -43,7 +45,7 @@ void copy_into_out(const at::Tensor& out, const at::Tensor& self) {
 
 void check_devices(const at::Tensor& self, std::initializer_list<const at::Tensor*> others,
                    const char* op) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   for (const at::Tensor* t : others) {
     if (t && t->defined()) check_same_device(self, *t, op);
   }
@@ -58,8 +60,8 @@ void gather_into(const at::Tensor& out, const at::Tensor& self, int64_t dim,
   vkml::Device& d = core_device(self);
   BadIndexCheck check(self, true);
   translate_errors([&] {
-    vkml::ops::gather(d, to_desc(out), to_desc(self), static_cast<int>(dim), to_desc(index),
-                      check.address());
+    vkml::ops::gather(d, to_element_desc(out), to_element_desc(self), static_cast<int>(dim),
+                      to_desc(index), check.address());
   });
   int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   check.raise_if_bad(BadIndexError::kRuntime,
@@ -106,11 +108,12 @@ void scatter_into(const at::Tensor& self, int64_t dim, const at::Tensor& index,
   translate_errors([&] {
     int ndim = static_cast<int>(dim);
     if (src) {
-      vkml::ops::scatter(d, to_desc(self), ndim, to_desc(index), to_desc(*src), reduce,
-                         check.address());
+      vkml::ops::scatter(d, to_element_desc(self), ndim, to_desc(index), to_element_desc(*src),
+                         reduce, check.address());
     } else {
-      vkml::ops::scatter_value(d, to_desc(self), ndim, to_desc(index), to_core_scalar(*value),
-                               reduce, check.address());
+      vkml::ops::scatter_value(d, to_element_desc(self), ndim, to_desc(index),
+                               to_element_scalar(*value, self.scalar_type()), reduce,
+                               check.address());
     }
   });
   int64_t size = self.dim() == 0 ? 1 : self.size(dim);
@@ -299,6 +302,12 @@ at::Scalar reduction_identity(ScatterReduction r, at::ScalarType t) {
 // of src's shape) or index (1-D index along dim) addressing.
 void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
                  const at::Tensor& src, ScatterReduction r, bool include_self, bool index_form) {
+  // As the CPU: complex numbers have no order.
+  const bool ordered = r == ScatterReduction::kMax || r == ScatterReduction::kMin;
+  TORCH_CHECK_NOT_IMPLEMENTED(!(ordered && out.is_complex()), "\"",
+                              index_form ? "index_reduce" : "scatter_reduce", "\" with reduce='",
+                              r == ScatterReduction::kMax ? "amax" : "amin",
+                              "' not implemented for '", out.scalar_type(), "'");
   if (index.numel() == 0 || out.numel() == 0) return;
   dim = at::maybe_wrap_dim(dim, out.dim());
   vkml::Device& d = core_device(out);
@@ -308,17 +317,20 @@ void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
     translate_errors([&] {
       int nd = static_cast<int>(dim);
       if (index_form && values) {
-        vkml::ops::index_accumulate(d, to_desc(target), nd, to_desc(index), to_desc(*values),
-                                    how, vkml::Scalar::from_int(1), check.address());
+        vkml::ops::index_accumulate(d, to_element_desc(target), nd, to_desc(index),
+                                    to_element_desc(*values), how, std::nullopt,
+                                    check.address());
       } else if (index_form) {
-        vkml::ops::index_fill(d, to_desc(target), nd, to_desc(index), to_core_scalar(value),
-                              nullptr, check.address());
+        vkml::ops::index_fill(d, to_element_desc(target), nd, to_desc(index),
+                              to_element_scalar(value, target.scalar_type()), nullptr,
+                              check.address());
       } else if (values) {
-        vkml::ops::scatter(d, to_desc(target), nd, to_desc(index), to_desc(*values), how,
-                           check.address());
+        vkml::ops::scatter(d, to_element_desc(target), nd, to_desc(index),
+                           to_element_desc(*values), how, check.address());
       } else {
-        vkml::ops::scatter_value(d, to_desc(target), nd, to_desc(index), to_core_scalar(value),
-                                 how, check.address());
+        vkml::ops::scatter_value(d, to_element_desc(target), nd, to_desc(index),
+                                 to_element_scalar(value, target.scalar_type()), how,
+                                 check.address());
       }
     });
   };
@@ -336,7 +348,9 @@ void reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
     } else {
       scatter_like(counts, nullptr, 1, ScatterReduce::kSum);
     }
-    translate_errors([&] { vkml::ops::divide_by_counts(d, to_desc(out), to_desc(counts)); });
+    translate_errors([&] {
+      vkml::ops::divide_by_counts(d, to_element_desc(out), to_element_desc(counts));
+    });
   }
   int64_t size = out.dim() == 0 ? 1 : out.size(dim);
   check.raise_if_bad(index_form ? BadIndexError::kIndex : BadIndexError::kRuntime,
@@ -372,11 +386,23 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   return out;
 }
 
+// index_reduce takes no sum (index_add is one) and, as on the CPU, complex values only with
+// include_self.
+void check_index_reduce(c10::string_view reduce, const at::Tensor& self, bool include_self) {
+  TORCH_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ",
+              reduce, ".");
+  TORCH_CHECK_NOT_IMPLEMENTED(include_self || !self.is_complex(),
+                              "\"index_reduce_func_exclude_input_init\" not implemented for '",
+                              self.scalar_type(), "'");
+}
+
 at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                         const at::Tensor& source, c10::string_view reduce, bool include_self) {
   check_devices(self, {&index, &source}, "index_reduce");
   c10::DeviceGuard guard(self.device());
   at::index_reduce(meta(self), dim, meta(index), meta(source), reduce, include_self);
+  check_index_reduce(reduce, self, include_self);
   at::Tensor out = clone_for_result(self);
   reduce_into(out, dim, index, source, parse_reduction(reduce), include_self, true);
   return out;
@@ -386,6 +412,7 @@ at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index
   check_devices(self, {&index, &source}, "index_reduce_");
   c10::DeviceGuard guard(self.device());
   at::index_reduce(meta(self), dim, meta(index), meta(source), reduce, include_self);
+  check_index_reduce(reduce, self, include_self);
   reduce_into(self, dim, index, source, parse_reduction(reduce), include_self, true);
   return self;
 }
@@ -395,6 +422,7 @@ at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tens
   check_devices(self, {&index, &source, &out}, "index_reduce");
   c10::DeviceGuard guard(self.device());
   at::index_reduce(meta(self), dim, meta(index), meta(source), reduce, include_self);
+  check_index_reduce(reduce, self, include_self);
   copy_into_out(out, self);
   reduce_into(out, dim, index, source, parse_reduction(reduce), include_self, true);
   return out;
@@ -412,7 +440,7 @@ void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t di
   vkml::Device& d = core_device(self);
   BadIndexCheck check(self, true);
   translate_errors([&] {
-    vkml::ops::index_select(d, to_desc(out), to_desc(self), static_cast<int>(dim),
+    vkml::ops::index_select(d, to_element_desc(out), to_element_desc(self), static_cast<int>(dim),
                             to_desc(index), check.address());
   });
   check.raise_if_bad(BadIndexError::kIndex,
@@ -420,8 +448,8 @@ void index_select_into(const at::Tensor& out, const at::Tensor& self, int64_t di
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
-  if (self.is_complex()) {
-    // Complex values select as (real, imaginary) float pairs; a 0-dim tensor as one of 1
+  if (self.scalar_type() == at::kComplexDouble) {
+    // complex128 values select as (real, imaginary) double pairs; a 0-dim tensor as one of 1
     // element (its pair dimension must not be the one indexed).
     at::Tensor m = at::index_select(meta(self), dim, meta(index));
     at::Tensor x = self.dim() == 0 ? self.unsqueeze(0) : self;
@@ -463,8 +491,9 @@ void index_accumulate_into(const at::Tensor& self, int64_t dim, const at::Tensor
   vkml::Device& d = core_device(self);
   BadIndexCheck check(self, true);
   translate_errors([&] {
-    vkml::ops::index_accumulate(d, to_desc(self), static_cast<int>(dim), to_desc(index),
-                                to_desc(source), how, to_core_scalar(alpha), check.address());
+    vkml::ops::index_accumulate(d, to_element_desc(self), static_cast<int>(dim), to_desc(index),
+                                to_element_desc(source), how,
+                                to_element_scalar(alpha, self.scalar_type()), check.address());
   });
   int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   check.raise_if_bad(kind, [&](int64_t v, uint32_t) {
@@ -550,9 +579,10 @@ void index_fill_into(at::Tensor& self, int64_t dim, const at::Tensor& index,
   BadIndexCheck check(self, true);
   translate_errors([&] {
     vkml::TensorDesc vt;
-    if (value_tensor) vt = to_desc(*value_tensor);
-    vkml::ops::index_fill(d, to_desc(self), static_cast<int>(dim), to_desc(index),
-                          to_core_scalar(value), value_tensor ? &vt : nullptr, check.address());
+    if (value_tensor) vt = to_element_desc(*value_tensor);
+    vkml::ops::index_fill(d, to_element_desc(self), static_cast<int>(dim), to_desc(index),
+                          to_element_scalar(value, self.scalar_type()),
+                          value_tensor ? &vt : nullptr, check.address());
   });
   int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   check.raise_if_bad(BadIndexError::kIndex,
@@ -561,7 +591,7 @@ void index_fill_into(at::Tensor& self, int64_t dim, const at::Tensor& index,
 
 at::Tensor& index_fill_scalar_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                                const at::Scalar& value) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   index_fill_into(self, dim, index, value, nullptr);
   return self;
 }
@@ -571,7 +601,7 @@ at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& 
   TORCH_CHECK(value.dim() == 0,
               "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  check_dtype_supported(self);
+  check_element_dtype(self);
   if (!on_vkml(value)) return index_fill_scalar_(self, dim, index, value.item());
   check_same_device(self, value, "index_fill_");
   c10::DeviceGuard guard(self.device());
@@ -600,7 +630,8 @@ void take_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& 
   vkml::Device& d = core_device(self);
   BadIndexCheck check(self, true);
   translate_errors([&] {
-    vkml::ops::take(d, to_desc(out), to_desc(self), to_desc(index), check.address());
+    vkml::ops::take(d, to_element_desc(out), to_element_desc(self), to_desc(index),
+                    check.address());
   });
   check.raise_if_bad(BadIndexError::kIndex,
                      [&](int64_t v, uint32_t) { return flat_message(v, self.numel()); });
@@ -647,7 +678,8 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   vkml::Device& d = core_device(self);
   BadIndexCheck check(self, true);
   translate_errors([&] {
-    vkml::ops::put(d, to_desc(self), to_desc(index), to_desc(src), accumulate, check.address());
+    vkml::ops::put(d, to_element_desc(self), to_desc(index), to_element_desc(src), accumulate,
+                   check.address());
   });
   check.raise_if_bad(BadIndexError::kIndex,
                      [&](int64_t v, uint32_t) { return flat_message(v, self.numel()); });

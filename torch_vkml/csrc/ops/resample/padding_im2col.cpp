@@ -1,6 +1,6 @@
 // Reflection and replication padding (1-D to 3-D, with backward) and im2col/col2im
-// (unfold/fold) on vkml, in functional and out= forms. Padding forwards copy any dtype the
-// CPU pads (bit for bit); backwards gather in float math.
+// (unfold/fold) on vkml, in functional and out= forms. Padding forwards and im2col copy any
+// dtype the CPU pads (bit for bit, complex64 included); backwards gather in float math.
 #include <ATen/native/Padding.h>
 #include <ATen/native/im2col_shape_check.h>
 #include <ATen/ops/empty.h>
@@ -9,6 +9,7 @@
 
 #include <sstream>
 
+#include "common/index_util.h"
 #include "common/nn_bridge.h"
 #include "vkml/resample.h"
 
@@ -63,8 +64,9 @@ std::vector<int64_t> pad_plan(ResampleMode mode, const at::Tensor& input, at::In
 
 void check_pad_dtype(const at::Tensor& t, const char* op) {
   auto s = t.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(s != at::kBool && !at::isComplexType(s), "\"", op,
-                              "\" not implemented for '", c10::toString(s), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(s != at::kBool, "\"", op, "\" not implemented for '",
+                              c10::toString(s), "'");
+  check_element_dtype(t);  // complex128 has no kernel
 }
 
 // Resizes an out= tensor, keeping `like`'s memory format for fresh (empty) outputs.
@@ -89,7 +91,7 @@ at::Tensor& pad_out(const at::Tensor& self, SymRef padding, at::Tensor& out) {
   prepare(out, sizes, self, pad_name(M, N));
   if (out.numel() == 0) return out;
   nn::run_on(self, [&](vkml::Device& dev) {
-    vkml::ops::resample(dev, spec, to_desc(out), to_desc(self), N);
+    vkml::ops::resample(dev, spec, to_element_desc(out), to_element_desc(self), N);
   });
   return out;
 }
@@ -149,8 +151,9 @@ int64_t sliding_windows(int64_t size, int64_t pad, int64_t dilation, int64_t ker
   return (size + 2 * pad - (dilation * (kernel - 1) + 1)) / stride + 1;
 }
 
-void check_fold_dtype(const at::Tensor& t, const char* op) {
+void check_fold_dtype(const at::Tensor& t, const char* op, bool complex_ok) {
   auto s = t.scalar_type();
+  if (complex_ok && at::isComplexType(s)) return check_element_dtype(t);
   TORCH_CHECK_NOT_IMPLEMENTED(s == at::kBool || s == at::kFloat || s == at::kHalf ||
                                   s == at::kBFloat16 || s == at::kDouble,
                               "\"", op, "\" not implemented for '", c10::toString(s), "'");
@@ -161,7 +164,7 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRe
   auto w = window(k, d, p, s);
   at::native::im2col_shape_check(self, at::Tensor(), k[0], k[1], d[0], d[1], p[0], p[1], s[0],
                                  s[1]);
-  check_fold_dtype(self, "im2col_out_cpu");
+  check_fold_dtype(self, "im2col_out_cpu", true);
   bool batched = self.dim() == 4;
   at::Tensor image = batched ? self : self.unsqueeze(0);
   int64_t oh = sliding_windows(image.size(2), p[0], d[0], k[0], s[0]);
@@ -176,7 +179,7 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRe
   if (out.numel() == 0) return out;
   at::Tensor columns = batched ? out : out.unsqueeze(0);
   nn::run_on(self, [&](vkml::Device& dev) {
-    vkml::ops::im2col(dev, to_desc(columns), to_desc(image), w);
+    vkml::ops::im2col(dev, to_element_desc(columns), to_element_desc(image), w);
   });
   return out;
 }
@@ -194,7 +197,7 @@ at::Tensor& col2im_out(const at::Tensor& self, SymRef output_size, at::IntArrayR
   auto w = window(k, d, p, s);
   at::native::col2im_shape_check(self, at::Tensor(), os[0], os[1], k[0], k[1], d[0], d[1], p[0],
                                  p[1], s[0], s[1]);
-  check_fold_dtype(self, "col2im_out_cpu");
+  check_fold_dtype(self, "col2im_out_cpu", false);
   bool batched = self.dim() == 3;
   at::Tensor columns = batched ? self : self.unsqueeze(0);
   int64_t channels = columns.size(1) / (k[0] * k[1]);

@@ -18,7 +18,8 @@
 
 namespace torch_vkml::ops_flip_roll_tril_triu {
 
-// Complex tensors flip and roll as their (real, imaginary) float pairs.
+// Complex tensors flip and roll as their (real, imaginary) float pairs; tril and triu take
+// complex64 as kC64 elements.
 at::Tensor as_pairs(const at::Tensor& self) {
   return at::view_as_real(self.resolve_conj().resolve_neg());
 }
@@ -70,13 +71,14 @@ at::Tensor roll_kernel(const at::Tensor& self, at::IntArrayRef shifts, at::IntAr
 void triangle_into(const at::Tensor& out, const at::Tensor& self, int64_t diagonal, bool upper) {
   if (out.numel() == 0) return;
   vkml::Device& d = core_device(self);
-  translate_errors(
-      [&] { vkml::ops::triangle(d, to_desc(out), to_desc(self), diagonal, upper); });
+  translate_errors([&] {
+    vkml::ops::triangle(d, to_element_desc(out), to_element_desc(self), diagonal, upper);
+  });
 }
 
 template <bool kUpper>
 at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   c10::DeviceGuard guard(self.device());
   kUpper ? at::triu(meta(self), diagonal) : at::tril(meta(self), diagonal);
   at::Tensor out = at::empty(self.sizes(), self.options());
@@ -86,7 +88,7 @@ at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
 
 template <bool kUpper>
 at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   c10::DeviceGuard guard(self.device());
   kUpper ? at::triu(meta(self), diagonal) : at::tril(meta(self), diagonal);
   triangle_into(self, self, diagonal, kUpper);
@@ -95,7 +97,7 @@ at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
 
 template <bool kUpper>
 at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
-  check_dtype_supported(self);
+  check_element_dtype(self);
   check_same_device(self, out, kUpper ? "triu" : "tril");
   c10::DeviceGuard guard(self.device());
   kUpper ? at::triu(meta(self), diagonal) : at::tril(meta(self), diagonal);
