@@ -3,7 +3,9 @@
 // Dense linear algebra on small batched matrices: one workgroup per matrix, working in place in
 // global memory (coherent pointers, a buffer barrier between dependent steps), so any size runs
 // without a shared-memory limit. Algorithms follow LAPACK's unblocked ones (getf2, trsm, potf2,
-// geqr2/larfg, org2r, orm2r), so pivots, info codes and Householder signs match the CPU.
+// geqr2/larfg, org2r, orm2r), so pivots, info codes and Householder signs match the CPU. With
+// LINALG_COMPLEX the same code runs on complex elements (zgetf2, zpotf2, zlarfg, ...); LDL^T is
+// real only.
 #include "vkml_common.glsl"
 #include "linalg_params.h"
 
@@ -26,7 +28,7 @@ void lu(LinalgParams p) {
     int64_t r = has(p, LINALG_PIVOT) ? pivot_row(p, j) : j;
     T pv = X(r, j);
     if (t == 0u) PIV(j) = int(r + 1);
-    if (pv == T(0)) {
+    if (el_is_zero(pv)) {
       if (info == 0) info = int(j + 1);
       continue;  // LAPACK leaves a zero column unscaled
     }
@@ -39,23 +41,25 @@ void lu(LinalgParams p) {
       }
       sync();
     }
-    for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) / pv;
+    for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = el_div(X(i, j), pv);
     sync();
     const int64_t rows = m - j - 1, cols = n - j - 1;
     for (int64_t e = t; e < rows * cols; e += W) {
       int64_t i = j + 1 + e / cols, c = j + 1 + e % cols;
-      X(i, c) -= X(i, j) * X(j, c);
+      X(i, c) -= el_mul(X(i, j), X(j, c));
     }
     sync();
   }
   if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
 }
 
-// Left-side triangular solve: x (n x k) <- a^-1 x, column-oriented (one axpy step per row).
+// Left-side triangular solve: x (n x k) <- a^-1 x (conj(a)^-1 x with LINALG_CONJ_A),
+// column-oriented (one axpy step per row).
 void trsm(LinalgParams p) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
   const int64_t n = p.n, k = p.k;
   const bool upper = has(p, LINALG_UPPER), unit = has(p, LINALG_UNIT);
+  const bool conj_a = has(p, LINALG_CONJ_A);
   if (has(p, LINALG_COPY)) {
     for (int64_t e = t; e < n * k; e += W) X(e / k, e % k) = B(e / k, e % k);
   }
@@ -63,14 +67,14 @@ void trsm(LinalgParams p) {
   for (int64_t s = 0; s < n; ++s) {
     const int64_t j = upper ? n - 1 - s : s;
     if (!unit) {
-      T d = A(j, j);
-      for (int64_t c = t; c < k; c += W) X(j, c) = X(j, c) / d;
+      T d = el_conj_if(A(j, j), conj_a);
+      for (int64_t c = t; c < k; c += W) X(j, c) = el_div(X(j, c), d);
       sync();
     }
     const int64_t rows = n - 1 - s;  // rows still to update: below j (lower) or above (upper)
     for (int64_t e = t; e < rows * k; e += W) {
       int64_t i = (upper ? 0 : j + 1) + e / k, c = e % k;
-      X(i, c) -= A(i, j) * X(j, c);
+      X(i, c) -= el_mul(el_conj_if(A(i, j), conj_a), X(j, c));
     }
     sync();
   }
@@ -93,8 +97,9 @@ void permute(LinalgParams p) {
   }
 }
 
-// Lower Cholesky factor of the lower triangle of a (upper triangle of x zeroed); info = order
-// of the first leading minor that is not positive definite.
+// Lower Cholesky factor of the lower triangle of a (upper triangle of x zeroed; a Hermitian
+// matrix's diagonal taken as real, as zpotf2 does); info = order of the first leading minor that
+// is not positive definite.
 void cholesky(LinalgParams p) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
   const int64_t n = p.n;
@@ -109,41 +114,52 @@ void cholesky(LinalgParams p) {
   sync();
   int info = 0;
   for (int64_t j = 0; j < n; ++j) {
-    T d = X(j, j);
-    if (!(d > T(0))) {
+    R d = el_re(X(j, j));
+    if (!(d > R(0))) {
       info = int(j + 1);
       break;
     }
     d = sqrt(d);
     sync();
-    if (t == 0u) X(j, j) = d;
+    if (t == 0u) X(j, j) = el(d);
     for (int64_t i = j + 1 + t; i < n; i += W) X(i, j) = X(i, j) / d;
     sync();
     const int64_t r = n - j - 1;
     for (int64_t e = t; e < r * r; e += W) {
       int64_t i = j + 1 + e / r, c = j + 1 + e % r;
-      if (c <= i) X(i, c) -= X(i, j) * X(c, j);
+      if (c <= i) X(i, c) -= el_mul(X(i, j), el_conj(X(c, j)));
     }
     sync();
   }
   if (t == 0u) CI32(p.info + uint64_t(io) * 4ul).v = info;
 }
 
+// d / |d| (0 for 0, NaN stays NaN): the sign slogdet multiplies up.
+#ifdef LINALG_COMPLEX
+T el_sign(T d) {
+  R a = el_abs(d);
+  return a == R(0) ? T(0) : d / a;
+}
+#else
+T el_sign(T d) { return d > T(0) ? T(1) : (d < T(0) ? T(-1) : (d == T(0) ? T(0) : d)); }
+#endif
+
 // det (or sign and log|det|) of P L U from the factor x and the pivots, as the CPU forms it.
 void det(LinalgParams p) {
   if (gl_LocalInvocationID.x != 0u) return;
   const int64_t n = p.n;
-  T prod = T(1), sgn = T(1), logabs = T(0);
+  T prod = el(R(1)), sgn = el(R(1));
+  R logabs = R(0);
   for (int64_t i = 0; i < n; ++i) {
     T d = X(i, i);
     if (PIV(i) != int(i + 1)) sgn = -sgn;
-    prod *= d;
-    sgn *= d > T(0) ? T(1) : (d < T(0) ? T(-1) : (d == T(0) ? T(0) : d));
-    logabs += nn_log(abs(d));
+    prod = el_mul(prod, d);
+    sgn = el_mul(sgn, el_sign(d));
+    logabs += nn_log(el_abs(d));
   }
   if (has(p, LINALG_SLOGDET)) {
     A(0, 0) = sgn;
-    B(0, 0) = logabs;
+    B_REAL(0, 0) = logabs;
   } else {
     bool odd = false;
     for (int64_t i = 0; i < n; ++i) odd = odd != (PIV(i) != int(i + 1));
@@ -151,16 +167,23 @@ void det(LinalgParams p) {
   }
 }
 
-// x(j:m, c) <- H x(j:m, c) for H = I - tau v v^T, v = (1, a(j+1:m, j)), columns c in [c0, n).
-void apply_reflector(LinalgParams p, int64_t j, T tau, int64_t c0, bool v_in_x) {
+// x(j:m, c) <- H x(j:m, c) for H = I - tau v v^H, v = (1, a(j+1:m, j)) (conjugated where
+// conj_v), columns c in [c0, n).
+void apply_reflector(LinalgParams p, int64_t j, T tau, int64_t c0, bool v_in_x, bool conj_v) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
-  if (tau == T(0)) return;
+  if (el_is_zero(tau)) return;
   for (int64_t c = c0 + t; c < p.n; c += W) {
     T w = X(j, c);
-    for (int64_t i = j + 1; i < p.m; ++i) w += (v_in_x ? X(i, j) : A(i, j)) * X(i, c);
-    w *= tau;
+    for (int64_t i = j + 1; i < p.m; ++i) {
+      T v = el_conj_if(v_in_x ? X(i, j) : A(i, j), !conj_v);  // v^H reads conj(v)
+      w += el_mul(v, X(i, c));
+    }
+    w = el_mul(tau, w);
     X(j, c) -= w;
-    for (int64_t i = j + 1; i < p.m; ++i) X(i, c) -= (v_in_x ? X(i, j) : A(i, j)) * w;
+    for (int64_t i = j + 1; i < p.m; ++i) {
+      T v = el_conj_if(v_in_x ? X(i, j) : A(i, j), conj_v);
+      X(i, c) -= el_mul(v, w);
+    }
   }
 }
 
@@ -172,26 +195,24 @@ void geqrf(LinalgParams p) {
   }
   sync();
   for (int64_t j = 0; j < kmin; ++j) {
-    T ss = T(0);
-    for (int64_t i = j + 1 + t; i < m; i += W) {
-      T v = X(i, j);
-      ss += v * v;
-    }
+    R ss = R(0);
+    for (int64_t i = j + 1 + t; i < m; i += W) ss += el_abs2(X(i, j));
     ss = wg_sum(ss);
     T alpha = X(j, j);
     T tau = T(0);
     sync();
-    if (ss != T(0)) {  // dlarfg: otherwise H = I
-      T beta = sqrt(alpha * alpha + ss);
-      if (alpha >= T(0)) beta = -beta;
-      tau = (beta - alpha) / beta;
-      T scale = T(1) / (alpha - beta);
-      for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = X(i, j) * scale;
-      if (t == 0u) X(j, j) = beta;
+    if (ss != R(0) || el_im(alpha) != R(0)) {  // (z/d)larfg: otherwise H = I
+      const R ar = el_re(alpha);
+      R beta = sqrt(el_abs2(alpha) + ss);
+      if (ar >= R(0)) beta = -beta;
+      tau = (el(beta) - alpha) / beta;
+      T scale = el_div(el(R(1)), alpha - el(beta));
+      for (int64_t i = j + 1 + t; i < m; i += W) X(i, j) = el_mul(X(i, j), scale);
+      if (t == 0u) X(j, j) = el(beta);
     }
     if (t == 0u) TAU(j) = tau;
     sync();
-    apply_reflector(p, j, tau, j + 1, true);
+    apply_reflector(p, j, el_conj(tau), j + 1, true, false);  // H^H on the trailing columns
     sync();
   }
 }
@@ -200,11 +221,11 @@ void orgqr(LinalgParams p) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
   for (int64_t e = t; e < p.m * p.n; e += W) {
     int64_t i = e / p.n, c = e % p.n;
-    X(i, c) = T(i == c ? 1 : 0);
+    X(i, c) = el(R(i == c ? 1 : 0));
   }
   sync();
   for (int64_t j = p.k - 1; j >= 0; --j) {
-    apply_reflector(p, j, TAU(j), 0, false);
+    apply_reflector(p, j, TAU(j), 0, false, false);
     sync();
   }
 }
@@ -215,14 +236,16 @@ void ormqr(LinalgParams p) {
     for (int64_t e = t; e < p.m * p.n; e += W) X(e / p.n, e % p.n) = B(e / p.n, e % p.n);
   }
   sync();
-  const bool transpose = has(p, LINALG_BACKWARD);  // Q^T = H_k ... H_1: H_1 applies first
+  const bool transpose = has(p, LINALG_BACKWARD);  // Q^H = H_k^H ... H_1^H: H_1 applies first
+  const bool conj_tau = has(p, LINALG_CONJ_TAU), conj_v = has(p, LINALG_CONJ_A);
   for (int64_t s = 0; s < p.k; ++s) {
     int64_t j = transpose ? s : p.k - 1 - s;
-    apply_reflector(p, j, TAU(j), 0, false);
+    apply_reflector(p, j, el_conj_if(TAU(j), conj_tau), 0, false, conj_v);
     sync();
   }
 }
 
+#ifndef LINALG_COMPLEX
 shared int s_ldl[3];  // pivot row, block size (0: singular column, no update), info
 
 // Bunch-Kaufman pivot choice and interchange of step k (LAPACK dsytf2, lower), by one thread.
@@ -395,6 +418,8 @@ void ldl_solve(LinalgParams p) {
   }
 }
 
+#endif  // !LINALG_COMPLEX
+
 void main() {
   LinalgParams p = pc.p;
   for (int64_t bi = nn_group_id(); bi < p.batch; bi += nn_group_count()) {
@@ -415,11 +440,14 @@ void main() {
       orgqr(p);
     } else if (p.mode == LINALG_ORMQR) {
       ormqr(p);
-    } else if (p.mode == LINALG_LDL) {
+    }
+#ifndef LINALG_COMPLEX
+    else if (p.mode == LINALG_LDL) {
       ldl(p);
     } else if (p.mode == LINALG_LDL_SOLVE) {
       ldl_solve(p);
     }
+#endif
     sync();  // the next matrix reuses shared memory
   }
 }

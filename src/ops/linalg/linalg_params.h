@@ -1,7 +1,8 @@
 // Parameters of linalg.comp (LU, triangular solves, row permutations, Cholesky, determinants,
-// Householder QR), shared by C++ and GLSL. Every tensor has the same batch dims (broadcast ones
-// carry stride 0) followed by its matrix dims (rows, cols) or, for pivots/tau, one vector dim.
-// One workgroup owns one matrix of the batch and works on it in global memory.
+// Householder QR) on real or complex matrices, shared by C++ and GLSL. Every tensor has the
+// same batch dims (broadcast ones carry stride 0) followed by its matrix dims (rows, cols) or,
+// for pivots/tau, one vector dim. One workgroup owns one matrix of the batch and works on it in
+// global memory.
 #ifndef VKML_OPS_LINALG_PARAMS_H_
 #define VKML_OPS_LINALG_PARAMS_H_
 
@@ -30,6 +31,8 @@
 #define LINALG_SLOGDET 16u    // DET: sign and log|det| instead of det
 #define LINALG_COPY 32u       // copy the input matrix into x before working in place
 #define LINALG_VECTORS 64u    // EIGH/SVD: compute the vectors too (b, and SVD's x as U)
+#define LINALG_CONJ_A 128u    // TRSM: a read conjugated; ORMQR: the reflectors conjugated
+#define LINALG_CONJ_TAU 256u  // ORMQR: tau conjugated (Q^H's factors)
 
 #ifdef __cplusplus
 #include <cstddef>
