@@ -329,3 +329,17 @@ def test_bad_inputs_raise_like_the_cpu():
             case(lambda t: t)
         with pytest.raises(type(cpu_err.value)):
             case(vk)
+
+
+def test_solve_triangular_casts_b_like_the_cpu(gen, fallback):
+    """The CPU solves in A's dtype, casting B (it raises nothing for mixed dtypes)."""
+    a = well_conditioned((4, 4), torch.complex64, gen).triu()
+    others = [torch.randn(4, 2, generator=gen)]  # real B
+    if HAS_FLOAT64:
+        others.append(crandn((4, 2), torch.complex128, gen))
+    for b in others:
+        ref = torch.linalg.solve_triangular(a, b, upper=True)
+        with only_native():
+            got = torch.linalg.solve_triangular(vk(a), vk(b), upper=True)
+        assert got.dtype == ref.dtype == torch.complex64
+        check(got, ref)
