@@ -1,8 +1,7 @@
 // Dense linear algebra for small batched matrices: LU with partial pivoting, triangular solves,
 // row permutations, Cholesky, determinants from LU, Householder QR (geqrf, orgqr, ormqr).
-// Float32, float64, complex64 and complex128 (float64/complex128 where the device has fp64);
-// LDL^T is real only. Every tensor is [batch..., rows, cols] (or
-// [batch..., len] for pivots/tau, [batch...] for info/det) with the same batch dims; broadcast
+// Float32, float64, complex64 and complex128 (float64/complex128 where the device has fp64).
+// Every tensor is [batch..., rows, cols] (or [batch..., len] for pivots/tau, [batch...] for info/det) with the same batch dims; broadcast
 // batch dims carry stride 0; any strides. One workgroup per matrix, so these suit many small
 // matrices; a large single matrix runs, but on one workgroup.
 #pragma once
@@ -57,15 +56,17 @@ void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& refle
                        const TensorDesc& tau, const TensorDesc& c, bool transpose,
                        bool conj_tau = false, bool conj_reflectors = false);
 
-// ld [.., n, n] = Bunch-Kaufman factor of the symmetric matrix in a's lower triangle (LAPACK
-// sytrf, lower: L below the diagonal, D's 1x1/2x2 blocks on and under it, upper triangle
-// zeroed); pivots [.., n] int32 (negative pairs mark 2x2 blocks); info [..] int32. ld may be a.
+// ld [.., n, n] = Bunch-Kaufman factor of the symmetric (complex `hermitian`: Hermitian)
+// matrix in a's lower triangle (LAPACK sytrf / hetrf, lower: L below the diagonal, D's 1x1/2x2
+// blocks on and under it, upper triangle zeroed); pivots [.., n] int32 (negative pairs mark
+// 2x2 blocks); info [..] int32. ld may be a.
 void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
-                const TensorDesc& info, const TensorDesc& a);
+                const TensorDesc& info, const TensorDesc& a, bool hermitian = false);
 
-// x [.., n, k] = A^-1 b for A given by ldl_factor's ld and pivots (LAPACK sytrs). x may be b.
+// x [.., n, k] = A^-1 b for A given by ldl_factor's ld and pivots (LAPACK sytrs / hetrs).
+// x may be b.
 void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
-               const TensorDesc& b);
+               const TensorDesc& b, bool hermitian = false);
 
 // values [.., n] (ascending, of a's real type) and, when `vectors` is given, orthonormal
 // eigenvectors [.., n, n] (columns; each one's largest entry real and positive) of the

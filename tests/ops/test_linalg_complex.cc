@@ -303,18 +303,21 @@ TEST_F(LinalgComplexTest, HermitianJacobiEigenAndSvd) {
   }
 }
 
-TEST_F(LinalgComplexTest, RejectsRealComplexMixesAndComplexLdl) {
+TEST_F(LinalgComplexTest, RejectsRealComplexMixesAndComplexValues) {
   const int64_t n = 3;
   ComplexTensor a(dev(), DType::kF32, {n, n}), lu(dev(), DType::kF32, {n, n});
   ComplexTensor sign(dev(), DType::kF32, {}), clog(dev(), DType::kF32, {});
+  ComplexTensor cvalues(dev(), DType::kF32, {n}), work(dev(), DType::kF32, {n, n});
+  ComplexTensor rot(dev(), DType::kF32, {n + 1});
   DevTensor piv(dev(), DType::kI32, {n}), info(dev(), DType::kI32, {}), real(dev(), DType::kF32,
                                                                                 {n, n});
-  // log|det| of complex matrices is real; a complex one is refused.
+  // log|det| and eigenvalues of complex matrices are real; complex ones are refused.
   EXPECT_THROW(ops::lu_slogdet(dev(), sign.d, clog.d, lu.d, piv.d), InvalidArgument);
+  EXPECT_THROW(ops::symmetric_eigen(dev(), cvalues.d, nullptr, a.d, work.d, rot.d),
+               InvalidArgument);
   // Real and complex operands do not mix.
   EXPECT_THROW(ops::lu_factor(dev(), lu.d, piv.d, info.d, real.d, true), InvalidArgument);
-  // LDL^T is real only.
-  EXPECT_THROW(ops::ldl_factor(dev(), lu.d, piv.d, info.d, a.d), InvalidArgument);
+  EXPECT_THROW(ops::ldl_factor(dev(), lu.d, piv.d, info.d, real.d, true), InvalidArgument);
 }
 
 }  // namespace vkml::testing

@@ -1,6 +1,6 @@
 // The linalg family: LU, triangular solves, row permutations, Cholesky, determinants and
 // Householder QR on batched real or complex matrices, one workgroup per matrix (see
-// linalg.comp, linalg_jacobi.comp); LDL^T on real ones only.
+// linalg.comp, linalg_jacobi.comp).
 #include "vkml/linalg.h"
 
 #include <algorithm>
@@ -28,13 +28,6 @@ void check_float(const TensorDesc& t, const char* op) {
   if (t.dtype != DType::kF32 && t.dtype != DType::kF64 && !dtype_is_complex(t.dtype)) {
     throw InvalidArgument(std::string("vkml: ") + op +
                           " needs float32, float64, complex64 or complex128 matrices, got " +
-                          t.describe());
-  }
-}
-
-void check_real(const TensorDesc& t, const char* op) {
-  if (t.dtype != DType::kF32 && t.dtype != DType::kF64) {
-    throw InvalidArgument(std::string("vkml: ") + op + " needs float32 or float64 matrices, got " +
                           t.describe());
   }
 }
@@ -374,9 +367,9 @@ void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& refle
 }
 
 void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
-                const TensorDesc& info, const TensorDesc& a) {
+                const TensorDesc& info, const TensorDesc& a, bool hermitian) {
   const char* op = "ldl_factor";
-  check_real(ld, op);
+  check_float(ld, op);
   check_same_dtype(ld, a, op);
   check_int32(pivots, op);
   check_int32(info, op);
@@ -398,14 +391,15 @@ void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
   q.piv = pivots.address;
   q.info = info.address;
   q.mode = LINALG_LDL;
-  q.flags = same_view(a, ld) ? 0u : LINALG_COPY;
+  q.flags = (same_view(a, ld) ? 0u : LINALG_COPY) |
+            (hermitian && dtype_is_complex(a.dtype) ? LINALG_HERMITIAN : 0u);
   record(dev, q, q.n * q.n, {&a}, {&ld, &pivots, &info});
 }
 
 void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
-               const TensorDesc& b) {
+               const TensorDesc& b, bool hermitian) {
   const char* op = "ldl_solve";
-  check_real(x, op);
+  check_float(x, op);
   check_same_dtype(x, ld, op);
   check_same_dtype(x, b, op);
   check_int32(pivots, op);
@@ -429,7 +423,8 @@ void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const Ten
   q.x = x.address;
   q.piv = pivots.address;
   q.mode = LINALG_LDL_SOLVE;
-  q.flags = same_view(b, x) ? 0u : LINALG_COPY;
+  q.flags = (same_view(b, x) ? 0u : LINALG_COPY) |
+            (hermitian && dtype_is_complex(x.dtype) ? LINALG_HERMITIAN : 0u);
   record(dev, q, q.k, {&ld, &b, &pivots}, {&x});
 }
 

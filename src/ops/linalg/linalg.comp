@@ -4,8 +4,8 @@
 // global memory (coherent pointers, a buffer barrier between dependent steps), so any size runs
 // without a shared-memory limit. Algorithms follow LAPACK's unblocked ones (getf2, trsm, potf2,
 // geqr2/larfg, org2r, orm2r), so pivots, info codes and Householder signs match the CPU. With
-// LINALG_COMPLEX the same code runs on complex elements (zgetf2, zpotf2, zlarfg, ...); LDL^T is
-// real only.
+// LINALG_COMPLEX the same code runs on complex elements (zgetf2, zpotf2, zlarfg, zsytf2/zhetf2,
+// ...).
 #include "vkml_common.glsl"
 #include "linalg_params.h"
 
@@ -245,37 +245,46 @@ void ormqr(LinalgParams p) {
   }
 }
 
-#ifndef LINALG_COMPLEX
 shared int s_ldl[3];  // pivot row, block size (0: singular column, no update), info
 
-// Bunch-Kaufman pivot choice and interchange of step k (LAPACK dsytf2, lower), by one thread.
-void ldl_pivot(LinalgParams p, int64_t k, inout int info) {
+// Bunch-Kaufman's magnitudes: |re| + |im| (LAPACK's cabs1), and for a Hermitian matrix's
+// diagonal |re| (its imaginary part is taken as zero).
+R ldl_abs(T z) { return el_pivot_abs(z); }
+R ldl_abs_diag(T z, bool herm) { return herm ? abs(el_re(z)) : el_pivot_abs(z); }
+T real_part(T z) { return el(el_re(z)); }
+
+// Bunch-Kaufman pivot choice and interchange of step k (LAPACK sytf2, or hetf2 where `herm`;
+// lower), by one thread.
+void ldl_pivot(LinalgParams p, int64_t k, bool herm, inout int info) {
   const int64_t n = p.n;
-  const T alpha = (T(1) + sqrt(T(17))) / T(8);
+  const R alpha = (R(1) + sqrt(R(17))) / R(8);
   int kstep = 1;
   int64_t kp = k;
-  T absakk = abs(X(k, k)), colmax = T(0);
+  R absakk = ldl_abs_diag(X(k, k), herm), colmax = R(0);
   int64_t imax = k;
   for (int64_t i = k + 1; i < n; ++i) {
-    if (abs(X(i, k)) > colmax || i == k + 1) {
-      colmax = abs(X(i, k));
+    if (ldl_abs(X(i, k)) > colmax || i == k + 1) {
+      colmax = ldl_abs(X(i, k));
       imax = i;
     }
   }
-  if (max(absakk, colmax) == T(0) || isnan(absakk)) {
+  if (max(absakk, colmax) == R(0) || isnan(absakk)) {
     if (info == 0) info = int(k + 1);
     kstep = 0;
-  } else if (absakk < alpha * colmax) {
-    T rowmax = T(-1);
-    for (int64_t j = k; j < imax; ++j) rowmax = max(rowmax, abs(X(imax, j)));
-    for (int64_t j = imax + 1; j < n; ++j) rowmax = max(rowmax, abs(X(j, imax)));
-    if (absakk >= alpha * colmax * (colmax / rowmax)) {
-      kp = k;
-    } else if (abs(X(imax, imax)) >= alpha * rowmax) {
-      kp = imax;
-    } else {
-      kp = imax;
-      kstep = 2;
+    if (herm) X(k, k) = real_part(X(k, k));
+  } else {
+    if (absakk < alpha * colmax) {
+      R rowmax = R(-1);
+      for (int64_t j = k; j < imax; ++j) rowmax = max(rowmax, ldl_abs(X(imax, j)));
+      for (int64_t j = imax + 1; j < n; ++j) rowmax = max(rowmax, ldl_abs(X(j, imax)));
+      if (absakk >= alpha * colmax * (colmax / rowmax)) {
+        kp = k;
+      } else if (ldl_abs_diag(X(imax, imax), herm) >= alpha * rowmax) {
+        kp = imax;
+      } else {
+        kp = imax;
+        kstep = 2;
+      }
     }
     const int64_t kk = k + kstep - 1;
     if (kp != kk) {
@@ -284,19 +293,28 @@ void ldl_pivot(LinalgParams p, int64_t k, inout int info) {
         X(i, kk) = X(i, kp);
         X(i, kp) = tmp;
       }
-      for (int64_t j = kk + 1; j < kp; ++j) {
-        T tmp = X(j, kk);
-        X(j, kk) = X(kp, j);
+      for (int64_t j = kk + 1; j < kp; ++j) {  // the Hermitian mirror conjugates
+        T tmp = el_conj_if(X(j, kk), herm);
+        X(j, kk) = el_conj_if(X(kp, j), herm);
         X(kp, j) = tmp;
       }
+      if (herm) X(kp, kk) = el_conj(X(kp, kk));
       T tmp = X(kk, kk);
       X(kk, kk) = X(kp, kp);
       X(kp, kp) = tmp;
+      if (herm) {
+        X(kk, kk) = real_part(X(kk, kk));
+        X(kp, kp) = real_part(X(kp, kp));
+        X(k, k) = real_part(X(k, k));
+      }
       if (kstep == 2) {
         tmp = X(k + 1, k);
         X(k + 1, k) = X(kp, k);
         X(kp, k) = tmp;
       }
+    } else if (herm) {
+      X(k, k) = real_part(X(k, k));
+      if (kstep == 2) X(k + 1, k + 1) = real_part(X(k + 1, k + 1));
     }
   }
   if (kstep == 2) {
@@ -310,9 +328,11 @@ void ldl_pivot(LinalgParams p, int64_t k, inout int info) {
   s_ldl[2] = info;
 }
 
+// L D L^T (symmetric) or L D L^H (LINALG_HERMITIAN) of a's lower triangle.
 void ldl(LinalgParams p) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
   const int64_t n = p.n;
+  const bool herm = has(p, LINALG_HERMITIAN);
   for (int64_t e = t; e < n * n; e += W) {
     int64_t i = e / n, c = e % n;
     if (c > i) {
@@ -324,34 +344,52 @@ void ldl(LinalgParams p) {
   sync();
   int info = 0;
   for (int64_t k = 0; k < n;) {
-    if (t == 0u) ldl_pivot(p, k, info);
+    if (t == 0u) ldl_pivot(p, k, herm, info);
     sync();
     const int kstep = s_ldl[1];
     info = s_ldl[2];
     const int64_t r = n - k - kstep;  // trailing order
     if (kstep == 1 && r > 0) {
-      const T d11 = T(1) / X(k, k);
+      const T d11 = herm ? el(R(1) / el_re(X(k, k))) : el_div(el(R(1)), X(k, k));
       for (int64_t e = t; e < r * r; e += W) {
         int64_t i = k + 1 + e / r, j = k + 1 + e % r;
-        if (j <= i) X(i, j) += X(i, k) * (-d11 * X(j, k));
+        if (j > i) continue;
+        X(i, j) += el_mul(X(i, k), el_mul(-d11, el_conj_if(X(j, k), herm)));  // (s/h)yr
+        if (herm && i == j) X(i, i) = real_part(X(i, i));
       }
       sync();
-      for (int64_t i = k + 1 + t; i < n; i += W) X(i, k) = d11 * X(i, k);
+      for (int64_t i = k + 1 + t; i < n; i += W) X(i, k) = el_mul(d11, X(i, k));
     } else if (kstep == 2 && r > 0) {
-      T d21 = X(k + 1, k);
-      const T d11 = X(k + 1, k + 1) / d21, d22 = X(k, k) / d21;
-      d21 = (T(1) / (d11 * d22 - T(1))) / d21;
+      // w_k = scale (d11 x_k - d21 x_k+1), w_k+1 = scale (d22 x_k+1 - d21c x_k)
+      T d11, d22, d21, d21c, scale;
+      if (herm) {
+        const R d = el_abs(X(k + 1, k));
+        d11 = el(el_re(X(k + 1, k + 1)) / d);
+        d22 = el(el_re(X(k, k)) / d);
+        d21 = X(k + 1, k) / d;
+        d21c = el_conj(d21);
+        scale = el((R(1) / (el_re(d11) * el_re(d22) - R(1))) / d);
+      } else {
+        const T e21 = X(k + 1, k);
+        d11 = el_div(X(k + 1, k + 1), e21);
+        d22 = el_div(X(k, k), e21);
+        d21 = el(R(1));
+        d21c = d21;
+        scale = el_div(el_div(el(R(1)), el_mul(d11, d22) - el(R(1))), e21);
+      }
       for (int64_t e = t; e < r * r; e += W) {
         int64_t i = k + 2 + e / r, j = k + 2 + e % r;
         if (j > i) continue;
-        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
-        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
-        X(i, j) = X(i, j) - X(i, k) * wk - X(i, k + 1) * wkp1;
+        T wk = el_mul(scale, el_mul(d11, X(j, k)) - el_mul(d21, X(j, k + 1)));
+        T wkp1 = el_mul(scale, el_mul(d22, X(j, k + 1)) - el_mul(d21c, X(j, k)));
+        X(i, j) = X(i, j) - el_mul(X(i, k), el_conj_if(wk, herm)) -
+                  el_mul(X(i, k + 1), el_conj_if(wkp1, herm));
+        if (herm && i == j) X(i, i) = real_part(X(i, i));
       }
       sync();
       for (int64_t j = k + 2 + t; j < n; j += W) {
-        T wk = d21 * (d11 * X(j, k) - X(j, k + 1));
-        T wkp1 = d21 * (d22 * X(j, k + 1) - X(j, k));
+        T wk = el_mul(scale, el_mul(d11, X(j, k)) - el_mul(d21, X(j, k + 1)));
+        T wkp1 = el_mul(scale, el_mul(d22, X(j, k + 1)) - el_mul(d21c, X(j, k)));
         X(j, k) = wk;
         X(j, k + 1) = wkp1;
       }
@@ -369,10 +407,12 @@ void ldl(LinalgParams p) {
     X(b, c) = tmp_;        \
   }
 
-// x (n x k) <- (P L D L^T P^T)^-1 x from LAPACK's lower LD and pivots (dsytrs), one column each.
+// x (n x k) <- (P L D L^T P^T)^-1 x (L D L^H with LINALG_HERMITIAN) from LAPACK's lower LD and
+// pivots (sytrs / hetrs), one column each.
 void ldl_solve(LinalgParams p) {
   const uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
   const int64_t n = p.n;
+  const bool herm = has(p, LINALG_HERMITIAN);
   if (has(p, LINALG_COPY)) {
     for (int64_t e = t; e < n * p.k; e += W) X(e / p.k, e % p.k) = B(e / p.k, e % p.k);
   }
@@ -383,33 +423,34 @@ void ldl_solve(LinalgParams p) {
       if (piv > 0) {
         int64_t kp = piv - 1;
         if (kp != k) SWAP_ROWS(k, kp, c);
-        for (int64_t i = k + 1; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
-        X(k, c) = X(k, c) / A(k, k);
+        for (int64_t i = k + 1; i < n; ++i) X(i, c) -= el_mul(A(i, k), X(k, c));
+        X(k, c) = herm ? X(k, c) / el_re(A(k, k)) : el_div(X(k, c), A(k, k));
         k += 1;
       } else {
         int64_t kp = -piv - 1;
         if (kp != k + 1) SWAP_ROWS(k + 1, kp, c);
-        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k) * X(k, c);
-        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= A(i, k + 1) * X(k + 1, c);
-        T akm1k = A(k + 1, k), akm1 = A(k, k) / akm1k, ak = A(k + 1, k + 1) / akm1k;
-        T denom = akm1 * ak - T(1);
-        T bkm1 = X(k, c) / akm1k, bk = X(k + 1, c) / akm1k;
-        X(k, c) = (ak * bkm1 - bk) / denom;
-        X(k + 1, c) = (akm1 * bk - bkm1) / denom;
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= el_mul(A(i, k), X(k, c));
+        for (int64_t i = k + 2; i < n; ++i) X(i, c) -= el_mul(A(i, k + 1), X(k + 1, c));
+        T akm1k = A(k + 1, k), akm1k_up = el_conj_if(akm1k, herm);
+        T akm1 = el_div(A(k, k), akm1k_up), ak = el_div(A(k + 1, k + 1), akm1k);
+        T denom = el_mul(akm1, ak) - el(R(1));
+        T bkm1 = el_div(X(k, c), akm1k_up), bk = el_div(X(k + 1, c), akm1k);
+        X(k, c) = el_div(el_mul(ak, bkm1) - bk, denom);
+        X(k + 1, c) = el_div(el_mul(akm1, bk) - bkm1, denom);
         k += 2;
       }
     }
-    for (int64_t k = n - 1; k >= 0;) {  // L^T x = y
+    for (int64_t k = n - 1; k >= 0;) {  // L^T x = y (L^H x = y)
       int piv = PIV(k);
       T acc = X(k, c);
-      for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k) * X(i, c);
+      for (int64_t i = k + 1; i < n; ++i) acc -= el_mul(el_conj_if(A(i, k), herm), X(i, c));
       X(k, c) = acc;
       if (piv > 0) {
         if (piv - 1 != k) SWAP_ROWS(k, piv - 1, c);
         k -= 1;
       } else {
         acc = X(k - 1, c);
-        for (int64_t i = k + 1; i < n; ++i) acc -= A(i, k - 1) * X(i, c);
+        for (int64_t i = k + 1; i < n; ++i) acc -= el_mul(el_conj_if(A(i, k - 1), herm), X(i, c));
         X(k - 1, c) = acc;
         if (-piv - 1 != k) SWAP_ROWS(k, -piv - 1, c);
         k -= 2;
@@ -417,8 +458,6 @@ void ldl_solve(LinalgParams p) {
     }
   }
 }
-
-#endif  // !LINALG_COMPLEX
 
 void main() {
   LinalgParams p = pc.p;
@@ -440,14 +479,11 @@ void main() {
       orgqr(p);
     } else if (p.mode == LINALG_ORMQR) {
       ormqr(p);
-    }
-#ifndef LINALG_COMPLEX
-    else if (p.mode == LINALG_LDL) {
+    } else if (p.mode == LINALG_LDL) {
       ldl(p);
     } else if (p.mode == LINALG_LDL_SOLVE) {
       ldl_solve(p);
     }
-#endif
     sync();  // the next matrix reuses shared memory
   }
 }

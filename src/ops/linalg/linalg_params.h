@@ -17,7 +17,7 @@
 #define LINALG_GEQRF 5u       // x = Householder QR of a (m x n) in LAPACK's form, tau
 #define LINALG_ORGQR 6u       // x (m x n) = first n columns of H_1 ... H_k (reflectors in a)
 #define LINALG_ORMQR 7u       // x (m x k) = Q x or Q^T x, reflectors in a (m x r), tau
-#define LINALG_LDL 10u        // x = Bunch-Kaufman L D L^T of a's lower triangle, piv, info
+#define LINALG_LDL 10u        // x = Bunch-Kaufman L D L^T (or L D L^H) of lower(a), piv, info
 #define LINALG_LDL_SOLVE 11u  // x (n x k) = A^-1 b for A = L D L^T given by a (LD) and piv
 // linalg_jacobi.comp; `info` there is a rotation scratch of n + 1 elements per matrix.
 #define LINALG_EIGH 8u        // eigenvalues (piv, ascending) and vectors (b) of a's lower triangle
@@ -33,6 +33,7 @@
 #define LINALG_VECTORS 64u    // EIGH/SVD: compute the vectors too (b, and SVD's x as U)
 #define LINALG_CONJ_A 128u    // TRSM: a read conjugated; ORMQR: the reflectors conjugated
 #define LINALG_CONJ_TAU 256u  // ORMQR: tau conjugated (Q^H's factors)
+#define LINALG_HERMITIAN 512u // LDL/LDL_SOLVE: L D L^H of a Hermitian matrix (else L D L^T)
 
 #ifdef __cplusplus
 #include <cstddef>

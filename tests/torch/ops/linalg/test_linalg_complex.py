@@ -1,9 +1,10 @@
 """Complex linear algebra on vkml against the CPU in complex128: LU (factor with LAPACK's pivots,
 solve with adjoint and right sides, unpack, linalg.lu), solve/inv, det/slogdet, Cholesky of
 Hermitian matrices (factor, solve, inverse, errors), triangular solves, Householder QR (geqrf,
-householder_product, ormqr on every side, qr modes), matrix_exp, matrix_power, tensorinv and
-tensorsolve. Batched, broadcast, transposed, sliced and conjugated inputs, zero-size batches,
-n = 0 and 1, odd n, singular and non-positive-definite inputs, gradients and bad input."""
+householder_product, ormqr on every side, qr modes), LDL^T and LDL^H (LAPACK's pivots),
+matrix_exp, matrix_power, tensorinv and tensorsolve. Batched, broadcast, transposed, sliced and
+conjugated inputs, zero-size batches, n = 0 and 1, odd n, singular and non-positive-definite
+inputs, gradients and bad input."""
 
 import pytest
 import torch
@@ -237,6 +238,26 @@ def test_householder_qr(dtype, shape, gen, fallback):
             for transpose in (False, True)
         ]
         check(tuple(om), tuple(ref))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 5, 12])
+def test_ldl_factor_and_solve(dtype, hermitian, n, gen, fallback):
+    a = torch.randn(3, n, n, generator=gen, dtype=torch.complex128)
+    a = a + (a.mH if hermitian else a.mT)
+    a[1, 0, 0] = 0.0  # a zero leading entry: Bunch-Kaufman takes a 2x2 pivot
+    a[2] = 0.0  # singular: info set, pivots still LAPACK's
+    a = a.to(dtype)
+    b = crandn((3, n, 2), dtype, gen)
+    with only_native():
+        LD, piv, info = torch.linalg.ldl_factor_ex(vk(a), hermitian=hermitian)
+        x = torch.linalg.ldl_solve(LD[:2], piv[:2], vk(b[:2]), hermitian=hermitian)
+    LD0, piv0, info0 = torch.linalg.ldl_factor_ex(wide(a), hermitian=hermitian)
+    assert torch.equal(piv.cpu(), piv0) and torch.equal(info.cpu(), info0)  # LAPACK's pivots
+    check(LD, LD0, scale=500)
+    check(x, torch.linalg.ldl_solve(LD0[:2], piv0[:2], wide(b[:2]), hermitian=hermitian),
+          scale=500)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,8 +1,8 @@
 // Linear algebra on vkml for float32/float64 and complex64/complex128 (the 64-bit ones where the
 // device has fp64): LU (factor, solve, unpack, linalg_lu), solve/inv through LU, det/slogdet
 // from LU, Cholesky (factor, cholesky_solve's helper, cholesky_inverse), triangular solves,
-// Householder QR (geqrf, householder_product, ormqr, linalg_qr), and LDL^T for real matrices;
-// eigh/SVD live in eigh_svd.cpp. Complex inputs with lazy conj/neg bits are resolved first.
+// Householder QR (geqrf, householder_product, ormqr, linalg_qr) and LDL^T (symmetric or
+// Hermitian); eigh/SVD live in eigh_svd.cpp. Complex inputs with lazy conj/neg bits are resolved first.
 // Shapes, strides and input errors of the structured ops come from PyTorch's own meta kernels;
 // the composite wrappers (linalg.solve, linalg.inv, linalg.cholesky, ...) then raise LinAlgError
 // from `info` as on the CPU (one host read, as on CUDA). Kernels work through strides: no
@@ -282,13 +282,14 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> ldl_factor_ex_out(const at::Te
   fit_out(LD, mLD, A);
   fit_out(pivots, mp, A);
   fit_out(info, mi, A);
-  check_real_linalg_dtype(A, "linalg_ldl_factor_ex");
+  check_linalg_dtype(A, "linalg_ldl_factor_ex");
   if (LD.numel() == 0) {
     info.zero_();
     return {LD, pivots, info};
   }
+  const at::Tensor A_ = resolved(A);
   run(A, [&](vkml::Device& d) {  // real matrices: hermitian and symmetric are the same
-    vkml::ops::ldl_factor(d, to_desc(LD), to_desc(pivots), to_desc(info), to_desc(A));
+    vkml::ops::ldl_factor(d, desc(LD), desc(pivots), desc(info), desc(A_), hermitian);
   });
   if (check_errors) at::_linalg_check_errors(info, "torch.linalg.ldl_factor_ex", A.dim() == 2);
   return {LD, pivots, info};
@@ -306,13 +307,13 @@ at::Tensor& ldl_solve_out(const at::Tensor& LD, const at::Tensor& pivots, const 
                           bool hermitian, at::Tensor& result) {
   at::Tensor m = at::linalg_ldl_solve(meta(LD), meta(pivots), meta(B), hermitian);
   fit_out(result, m, LD);
-  check_real_linalg_dtype(LD, "linalg_ldl_solve");
+  check_linalg_dtype(LD, "linalg_ldl_solve");
   if (result.numel() == 0) return result;
   auto batch = batch_of(result, 2);
-  at::Tensor F = expand_batch(LD, batch, 2), P = expand_batch(pivots, batch, 1);
-  at::Tensor Bx = B.expand(result.sizes());
+  at::Tensor F = expand_batch(resolved(LD), batch, 2), P = expand_batch(pivots, batch, 1);
+  at::Tensor Bx = resolved(B).expand(result.sizes());
   run(LD, [&](vkml::Device& d) {
-    vkml::ops::ldl_solve(d, to_desc(result), to_desc(F), to_desc(P), to_desc(Bx));
+    vkml::ops::ldl_solve(d, desc(result), desc(F), desc(P), desc(Bx), hermitian);
   });
   return result;
 }

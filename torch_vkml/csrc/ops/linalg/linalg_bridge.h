@@ -16,20 +16,13 @@
 
 namespace torch_vkml::linalg {
 
-// LU, triangular solves, Cholesky, QR and the matrix exponential compute in float32, float64,
-// complex64 or complex128 (as LAPACK does), with AT_DISPATCH's message for other dtypes.
+// The kernels compute in float32, float64, complex64 or complex128 (as LAPACK does), with
+// AT_DISPATCH's message for other dtypes.
 inline void check_linalg_dtype(const at::Tensor& t, const char* op) {
   auto s = t.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(
       s == at::kFloat || s == at::kDouble || s == at::kComplexFloat || s == at::kComplexDouble,
       "\"", op, "\" not implemented for '", c10::toString(s), "'");
-}
-
-// LDL^T and the Jacobi eigen/SVD solvers: float32 and float64 only.
-inline void check_real_linalg_dtype(const at::Tensor& t, const char* op) {
-  auto s = t.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || s == at::kDouble, "\"", op,
-                              "\" not implemented for '", c10::toString(s), "'");
 }
 
 // An input as the kernels read it: a complex tensor's lazy conj/neg bits materialised (a no-op
