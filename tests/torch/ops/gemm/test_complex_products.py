@@ -233,3 +233,11 @@ def test_bad_inputs_raise_like_cpu():
             fn(*args)
         with pytest.raises(cpu_err.type):
             fn(*[dev(t) for t in args])
+
+
+def test_addmm_residual_adds_the_bias(gen):
+    """torch.compile's fused residual + bias + mat1 @ mat2, on complex operands."""
+    x, w = crand(3, 4, gen=gen), crand(4, 5, gen=gen)
+    res, bias = crand(3, 5, gen=gen), crand(5, gen=gen)
+    got = torch.ops.vkml_inductor.addmm_residual(dev(res), dev(bias), dev(x), dev(w))
+    check(got, r(res) + r(bias) + r(x) @ r(w), torch.complex64)

@@ -200,6 +200,7 @@ void run(const at::Tensor& out, const at::Tensor& a_t, ViewFn a_view, const at::
   if (out.is_complex()) {
     run_complex(target, a_t, a_view, conj_a, b_t, b_view, m, n, k, batch,
                 use_cin ? c_in : at::Tensor(), alpha, beta);
+    if (bias.defined()) target.add_(bias);
   } else {
     gemm_into(target, a_t, a_view(a_t), b_t, b_view(b_t), m, n, k, batch,
               use_cin ? c_in : at::Tensor(), alpha.real(), use_cin ? beta.real() : 0.0, bias);
