@@ -1,5 +1,6 @@
 // The linalg family: LU, triangular solves, row permutations, Cholesky, determinants and
-// Householder QR on batched matrices, one workgroup per matrix (see linalg.comp).
+// Householder QR on batched real or complex matrices, one workgroup per matrix (see
+// linalg.comp, linalg_jacobi.comp).
 #include "vkml/linalg.h"
 
 #include <algorithm>
@@ -24,8 +25,9 @@ struct Operand {
 };
 
 void check_float(const TensorDesc& t, const char* op) {
-  if (t.dtype != DType::kF32 && t.dtype != DType::kF64) {
-    throw InvalidArgument(std::string("vkml: ") + op + " needs float32 or float64 matrices, got " +
+  if (t.dtype != DType::kF32 && t.dtype != DType::kF64 && !dtype_is_complex(t.dtype)) {
+    throw InvalidArgument(std::string("vkml: ") + op +
+                          " needs float32, float64, complex64 or complex128 matrices, got " +
                           t.describe());
   }
 }
@@ -82,9 +84,10 @@ void record(Device& dev, LinalgParams& q, int64_t work, std::vector<const Tensor
   if (q.batch == 0) return;
   std::vector<const TensorDesc*> all = reads;
   all.insert(all.end(), writes.begin(), writes.end());
-  bool fp64 = false;
+  bool fp64 = false, complex = false;
   for (const TensorDesc* t : all) {
-    if (t->dtype == DType::kF64) fp64 = true;
+    if (t->dtype == DType::kF64 || t->dtype == DType::kC128) fp64 = true;
+    if (dtype_is_complex(t->dtype)) complex = true;
     if (!dev.caps().supports_dtype(t->dtype)) {
       throw NotSupported("vkml: " + dev.caps().name + " does not support " +
                          std::string(dtype_name(t->dtype)) + " tensors");
@@ -94,14 +97,26 @@ void record(Device& dev, LinalgParams& q, int64_t work, std::vector<const Tensor
   for (const TensorDesc* t : reads) r.push_back(nn::range_of(*t));
   for (const TensorDesc* t : writes) w.push_back(nn::range_of(*t));
   const uint32_t wg = nn::workgroup_for(work, 256);
-  nn::dispatch_groups(dev, std::string(shader) + (fp64 ? "_f64" : ""), wg, q.batch, &q, sizeof(q),
-                      r, w);
+  const std::string name =
+      std::string(shader) + (complex ? "_complex" : "") + (fp64 ? "_f64" : "");
+  nn::dispatch_groups(dev, name, wg, q.batch, &q, sizeof(q), r, w);
 }
 
 void check_same_dtype(const TensorDesc& a, const TensorDesc& b, const char* op) {
   if (a.dtype != b.dtype) {
     throw InvalidArgument(std::string("vkml: ") + op + ": dtypes differ: " + a.describe() +
                           " and " + b.describe());
+  }
+}
+
+// `r` (log|det|, eigen or singular values) has the real type of `a`'s elements.
+void check_real_of(const TensorDesc& r, const TensorDesc& a, const char* op) {
+  const DType real = a.dtype == DType::kC64    ? DType::kF32
+                     : a.dtype == DType::kC128 ? DType::kF64
+                                               : a.dtype;
+  if (r.dtype != real) {
+    throw InvalidArgument(std::string("vkml: ") + op + ": " + r.describe() +
+                          " is not of the real type of " + a.describe());
   }
 }
 
@@ -137,7 +152,7 @@ void lu_factor(Device& dev, const TensorDesc& lu, const TensorDesc& pivots, cons
 }
 
 void triangular_solve(Device& dev, const TensorDesc& x, const TensorDesc& a, const TensorDesc& b,
-                      bool upper, bool unit) {
+                      bool upper, bool unit, bool conj_a) {
   const char* op = "triangular_solve";
   check_float(x, op);
   check_same_dtype(x, a, op);
@@ -161,6 +176,7 @@ void triangular_solve(Device& dev, const TensorDesc& x, const TensorDesc& a, con
   q.x = x.address;
   q.mode = LINALG_TRSM;
   q.flags = (upper ? LINALG_UPPER : 0u) | (unit ? LINALG_UNIT : 0u) |
+            (conj_a && dtype_is_complex(a.dtype) ? LINALG_CONJ_A : 0u) |
             (same_view(b, x) ? 0u : LINALG_COPY);
   record(dev, q, q.n * q.k, {&a, &b}, {&x});
 }
@@ -229,7 +245,7 @@ void det_common(Device& dev, const TensorDesc& out0, const TensorDesc* out1, con
              {&out0, Kind::kScalar, q.a_strides}},
             op);
   if (out1) {
-    check_same_dtype(*out1, lu, op);
+    check_real_of(*out1, lu, op);
     set_batch(q, lu, Kind::kMatrix, {{out1, Kind::kScalar, q.b_strides}}, op);
     q.b = out1->address;
   }
@@ -315,7 +331,8 @@ void householder_product(Device& dev, const TensorDesc& qm, const TensorDesc& re
 }
 
 void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& reflectors,
-                       const TensorDesc& tau, const TensorDesc& c, bool transpose) {
+                       const TensorDesc& tau, const TensorDesc& c, bool transpose,
+                       bool conj_tau, bool conj_reflectors) {
   const char* op = "apply_householder";
   check_float(x, op);
   check_same_dtype(x, reflectors, op);
@@ -342,12 +359,15 @@ void apply_householder(Device& dev, const TensorDesc& x, const TensorDesc& refle
   q.x = x.address;
   q.piv = tau.address;
   q.mode = LINALG_ORMQR;
-  q.flags = (transpose ? LINALG_BACKWARD : 0u) | (same_view(c, x) ? 0u : LINALG_COPY);
+  const bool complex = dtype_is_complex(x.dtype);
+  q.flags = (transpose ? LINALG_BACKWARD : 0u) | (same_view(c, x) ? 0u : LINALG_COPY) |
+            (complex && conj_tau ? LINALG_CONJ_TAU : 0u) |
+            (complex && conj_reflectors ? LINALG_CONJ_A : 0u);
   record(dev, q, q.n, {&reflectors, &tau, &c}, {&x});
 }
 
 void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
-                const TensorDesc& info, const TensorDesc& a) {
+                const TensorDesc& info, const TensorDesc& a, bool hermitian) {
   const char* op = "ldl_factor";
   check_float(ld, op);
   check_same_dtype(ld, a, op);
@@ -371,12 +391,13 @@ void ldl_factor(Device& dev, const TensorDesc& ld, const TensorDesc& pivots,
   q.piv = pivots.address;
   q.info = info.address;
   q.mode = LINALG_LDL;
-  q.flags = same_view(a, ld) ? 0u : LINALG_COPY;
+  q.flags = (same_view(a, ld) ? 0u : LINALG_COPY) |
+            (hermitian && dtype_is_complex(a.dtype) ? LINALG_HERMITIAN : 0u);
   record(dev, q, q.n * q.n, {&a}, {&ld, &pivots, &info});
 }
 
 void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const TensorDesc& pivots,
-               const TensorDesc& b) {
+               const TensorDesc& b, bool hermitian) {
   const char* op = "ldl_solve";
   check_float(x, op);
   check_same_dtype(x, ld, op);
@@ -402,7 +423,8 @@ void ldl_solve(Device& dev, const TensorDesc& x, const TensorDesc& ld, const Ten
   q.x = x.address;
   q.piv = pivots.address;
   q.mode = LINALG_LDL_SOLVE;
-  q.flags = same_view(b, x) ? 0u : LINALG_COPY;
+  q.flags = (same_view(b, x) ? 0u : LINALG_COPY) |
+            (hermitian && dtype_is_complex(x.dtype) ? LINALG_HERMITIAN : 0u);
   record(dev, q, q.k, {&ld, &b, &pivots}, {&x});
 }
 
@@ -411,7 +433,8 @@ void symmetric_eigen(Device& dev, const TensorDesc& values, const TensorDesc* ve
   const char* op = "symmetric_eigen";
   check_float(a, op);
   check_square(a, op);
-  for (const TensorDesc* t : {&values, &work, &rot}) check_same_dtype(a, *t, op);
+  check_real_of(values, a, op);
+  for (const TensorDesc* t : {&work, &rot}) check_same_dtype(a, *t, op);
   LinalgParams q{};
   set_batch(q, a, Kind::kMatrix,
             {{&a, Kind::kMatrix, q.a_strides},
@@ -449,7 +472,8 @@ void svd_jacobi(Device& dev, const TensorDesc& s, const TensorDesc& u, const Ten
                 const TensorDesc& a, const TensorDesc& rot) {
   const char* op = "svd_jacobi";
   check_float(a, op);
-  for (const TensorDesc* t : {&s, &u, &rot}) check_same_dtype(a, *t, op);
+  check_real_of(s, a, op);
+  for (const TensorDesc* t : {&u, &rot}) check_same_dtype(a, *t, op);
   LinalgParams q{};
   set_batch(q, a, Kind::kMatrix,
             {{&a, Kind::kMatrix, q.a_strides},

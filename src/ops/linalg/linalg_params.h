@@ -1,7 +1,8 @@
 // Parameters of linalg.comp (LU, triangular solves, row permutations, Cholesky, determinants,
-// Householder QR), shared by C++ and GLSL. Every tensor has the same batch dims (broadcast ones
-// carry stride 0) followed by its matrix dims (rows, cols) or, for pivots/tau, one vector dim.
-// One workgroup owns one matrix of the batch and works on it in global memory.
+// Householder QR) on real or complex matrices, shared by C++ and GLSL. Every tensor has the
+// same batch dims (broadcast ones carry stride 0) followed by its matrix dims (rows, cols) or,
+// for pivots/tau, one vector dim. One workgroup owns one matrix of the batch and works on it in
+// global memory.
 #ifndef VKML_OPS_LINALG_PARAMS_H_
 #define VKML_OPS_LINALG_PARAMS_H_
 
@@ -16,7 +17,7 @@
 #define LINALG_GEQRF 5u       // x = Householder QR of a (m x n) in LAPACK's form, tau
 #define LINALG_ORGQR 6u       // x (m x n) = first n columns of H_1 ... H_k (reflectors in a)
 #define LINALG_ORMQR 7u       // x (m x k) = Q x or Q^T x, reflectors in a (m x r), tau
-#define LINALG_LDL 10u        // x = Bunch-Kaufman L D L^T of a's lower triangle, piv, info
+#define LINALG_LDL 10u        // x = Bunch-Kaufman L D L^T (or L D L^H) of lower(a), piv, info
 #define LINALG_LDL_SOLVE 11u  // x (n x k) = A^-1 b for A = L D L^T given by a (LD) and piv
 // linalg_jacobi.comp; `info` there is a rotation scratch of n + 1 elements per matrix.
 #define LINALG_EIGH 8u        // eigenvalues (piv, ascending) and vectors (b) of a's lower triangle
@@ -30,6 +31,9 @@
 #define LINALG_SLOGDET 16u    // DET: sign and log|det| instead of det
 #define LINALG_COPY 32u       // copy the input matrix into x before working in place
 #define LINALG_VECTORS 64u    // EIGH/SVD: compute the vectors too (b, and SVD's x as U)
+#define LINALG_CONJ_A 128u    // TRSM: a read conjugated; ORMQR: the reflectors conjugated
+#define LINALG_CONJ_TAU 256u  // ORMQR: tau conjugated (Q^H's factors)
+#define LINALG_HERMITIAN 512u // LDL/LDL_SOLVE: L D L^H of a Hermitian matrix (else L D L^T)
 
 #ifdef __cplusplus
 #include <cstddef>

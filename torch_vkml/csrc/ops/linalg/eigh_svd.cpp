@@ -1,7 +1,8 @@
-// Spectral linear algebra on vkml for float32/float64: symmetric eigendecomposition (eigh,
-// eigvalsh) and SVD (svd, svdvals, and through them pinv, matrix_rank, cond, nuclear norms) by
-// Jacobi rotations, least squares through the SVD, and the matrix exponential. Eigen- and
-// singular vectors are correct up to sign; LAPACK's signs are not reproduced.
+// Spectral linear algebra on vkml for float32/float64 and complex64/complex128: symmetric and
+// Hermitian eigendecomposition (eigh, eigvalsh) and SVD (svd, svdvals, and through them pinv,
+// matrix_rank, cond, nuclear norms) by Jacobi rotations, least squares through the SVD (real),
+// and the matrix exponential. Eigen- and singular vectors are correct up to sign (a unit phase
+// for complex ones); LAPACK's signs are not reproduced.
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/ops/_linalg_eigh.h>
 #include <ATen/ops/_linalg_svd.h>
@@ -43,12 +44,12 @@ std::tuple<at::Tensor&, at::Tensor&> eigh_out(const at::Tensor& A, c10::string_v
   auto batch = batch_of(A, 2);
   at::Tensor work = at::empty(A.sizes(), A.options());
   at::Tensor rot = at::empty(with_tail(batch, {n + 1}), A.options());
-  // The upper triangle of A is the lower triangle of A^T.
-  at::Tensor src = (uplo == "U" || uplo == "u") ? A.mT() : A;
+  // The upper triangle of A is the lower triangle of A^H.
+  const at::Tensor src = resolved((uplo == "U" || uplo == "u") ? A.mH() : A);
   run(A, [&](vkml::Device& d) {
-    TensorDesc v = compute_v ? to_desc(vectors) : TensorDesc{};
-    vkml::ops::symmetric_eigen(d, to_desc(values), compute_v ? &v : nullptr, to_desc(src),
-                               to_desc(work), to_desc(rot));
+    TensorDesc v = compute_v ? desc(vectors) : TensorDesc{};
+    vkml::ops::symmetric_eigen(d, desc(values), compute_v ? &v : nullptr, desc(src), desc(work),
+                               desc(rot));
   });
   return {values, vectors};
 }
@@ -61,8 +62,9 @@ std::tuple<at::Tensor, at::Tensor> eigh(const at::Tensor& A, c10::string_view up
   return {w, v};
 }
 
-// A = U S V^T through the SVD of the tall one of A and A^T (A^T = V S U^T); full_matrices
+// A = U S V^H through the SVD of the tall one of A and A^H (A^H = V S U^H); full_matrices
 // completes the tall factor's basis with the trailing columns of a complete QR of its first k.
+// V goes into Vh's transposed view, so complex Vh is conjugated in place at the end.
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svd_out(const at::Tensor& A, bool full_matrices,
                                                           bool compute_uv,
                                                           std::optional<c10::string_view> driver,
@@ -86,7 +88,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svd_out(const at::Tensor& A, b
   }
   const bool tall = m >= n;
   const int64_t p = tall ? m : n;
-  at::Tensor At = tall ? A : A.mT();
+  const at::Tensor At = resolved(tall ? A : A.mH());
   auto batch = batch_of(A, 2);
   at::Tensor Uk, Vk;
   if (compute_uv) {
@@ -97,15 +99,15 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svd_out(const at::Tensor& A, b
   }
   at::Tensor rot = at::empty(with_tail(batch, {k + 1}), A.options());
   run(A, [&](vkml::Device& d) {
-    TensorDesc v = compute_uv ? to_desc(Vk) : TensorDesc{};
-    vkml::ops::svd_jacobi(d, to_desc(S), to_desc(Uk), compute_uv ? &v : nullptr, to_desc(At),
-                          to_desc(rot));
+    TensorDesc v = compute_uv ? desc(Vk) : TensorDesc{};
+    vkml::ops::svd_jacobi(d, desc(S), desc(Uk), compute_uv ? &v : nullptr, desc(At), desc(rot));
   });
   if (compute_uv && full_matrices && p > k) {
     at::Tensor Q = std::get<0>(at::linalg_qr(Uk, "complete"));
     at::Tensor full = tall ? U : Vh.mT();
     full.narrow(-1, k, p - k).copy_(Q.narrow(-1, k, p - k));
   }
+  if (compute_uv && Vh.is_complex()) Vh.conj_physical_();
   return {U, S, Vh};
 }
 
@@ -118,7 +120,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svd(const at::Tensor& A, bool ful
   return {U, S, Vh};
 }
 
-// Least squares through the SVD: X = V S^+ U^T B, singular values under rcond * max(S) dropped
+// Least squares through the SVD: X = V S^+ U^H B, singular values under rcond * max(S) dropped
 // (the minimum-norm solution every LAPACK driver returns on inputs of full or clear rank).
 // Outputs follow the CPU per driver: rank except for gels, singular values for gelsd/gelss,
 // residuals for m > n except gelsy (and only when every matrix has full rank: one host read).
@@ -148,21 +150,22 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> lstsq_out(
   }
   check_linalg_dtype(input, "linalg_lstsq");
   const int64_t m = input.size(-2), n = input.size(-1), k = std::min(m, n);
-  const double eps = input.scalar_type() == at::kFloat ? std::numeric_limits<float>::epsilon()
-                                                       : std::numeric_limits<double>::epsilon();
+  const bool single = input.scalar_type() == at::kFloat || input.scalar_type() == at::kComplexFloat;
+  const double eps = single ? std::numeric_limits<float>::epsilon()
+                            : std::numeric_limits<double>::epsilon();
   const double rc = rcond.value_or(eps * static_cast<double>(std::max(m, n)));
   auto [Bb, Ab] = at::native::_linalg_broadcast_batch_dims(B2, input, nullptr);
   auto [U, S, Vh] = at::linalg_svd(Ab, /*full_matrices=*/false);
   at::Tensor keep = k > 0 ? S.gt(S.narrow(-1, 0, 1).mul(rc)) : at::zeros_like(S, at::kBool);
   at::Tensor inv_s = at::where(keep, S.reciprocal(), at::zeros({}, S.options()));
-  at::Tensor X = at::matmul(Vh.mT(), inv_s.unsqueeze(-1).mul(at::matmul(U.mT(), Bb)));
+  at::Tensor X = at::matmul(Vh.mH(), inv_s.unsqueeze(-1).mul(at::matmul(U.mH(), Bb)));
   at::Tensor rk = driver == "gels" ? at::empty({0}, input.options().dtype(at::kLong))
                                    : keep.sum(-1);
   at::Tensor sv = (driver == "gelsd" || driver == "gelss") ? S : at::empty({0}, S.options());
-  at::Tensor res = at::empty({0}, input.options());
+  at::Tensor res = at::empty({0}, S.options());  // real, as S
   if (m > n && driver != "gelsy") {
     const bool full_rank = driver == "gels" || rk.numel() == 0 || rk.eq(n).all().item().toBool();
-    if (full_rank) res = at::matmul(Ab, X).sub(Bb).square().sum(-2);
+    if (full_rank) res = at::matmul(Ab, X).sub(Bb).abs().square().sum(-2);
   }
   if (dim_diff) X = X.squeeze(-1);  // the CPU keeps the residuals' column dim
   at::native::resize_output(solution, X.sizes());
@@ -188,7 +191,7 @@ at::Tensor matrix_exponential(const at::Tensor& A) {
   const int64_t n = A.size(-1);
   if (A.numel() == 0) return at::empty_like(A);
   if (n == 1) return A.exp();
-  const bool f32 = A.scalar_type() == at::kFloat;
+  const bool f32 = A.scalar_type() == at::kFloat || A.scalar_type() == at::kComplexFloat;
   // Degrees and the largest 1-norm each one is accurate for (single / double precision).
   static const std::vector<std::pair<int, double>> kF32 = {
       {3, 4.258730016922831e-1}, {5, 1.880152677804762e0}, {7, 3.925724783138660e0}};

@@ -1,7 +1,8 @@
-// Linear algebra on vkml for float32/float64 (float64 where the device has it): LU (factor,
-// solve, unpack, linalg_lu), solve/inv through LU, det/slogdet from LU, Cholesky (factor,
-// cholesky_solve's helper, cholesky_inverse), triangular solves, Householder QR (geqrf,
-// householder_product, ormqr, linalg_qr) and LDL^T; eigh/SVD live in eigh_svd.cpp.
+// Linear algebra on vkml for float32/float64 and complex64/complex128 (the 64-bit ones where the
+// device has fp64): LU (factor, solve, unpack, linalg_lu), solve/inv through LU, det/slogdet
+// from LU, Cholesky (factor, cholesky_solve's helper, cholesky_inverse), triangular solves,
+// Householder QR (geqrf, householder_product, ormqr, linalg_qr) and LDL^T (symmetric or
+// Hermitian); eigh/SVD live in eigh_svd.cpp. Complex inputs with lazy conj/neg bits are resolved first.
 // Shapes, strides and input errors of the structured ops come from PyTorch's own meta kernels;
 // the composite wrappers (linalg.solve, linalg.inv, linalg.cholesky, ...) then raise LinAlgError
 // from `info` as on the CPU (one host read, as on CUDA). Kernels work through strides: no
@@ -26,7 +27,6 @@
 #include <ATen/ops/linalg_solve_ex.h>
 #include <ATen/ops/lu_unpack.h>
 #include <ATen/ops/triangular_solve.h>
-#include <ATen/ops/triu.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -46,8 +46,9 @@ using namespace linalg;
 void lu_factor_into(const at::Tensor& A, bool pivot, const at::Tensor& LU,
                     const at::Tensor& pivots, const at::Tensor& info) {
   check_linalg_dtype(A, "linalg_lu_factor_ex");
+  const at::Tensor A_ = resolved(A);
   run(A, [&](vkml::Device& d) {
-    vkml::ops::lu_factor(d, to_desc(LU), to_desc(pivots), to_desc(info), to_desc(A), pivot);
+    vkml::ops::lu_factor(d, desc(LU), desc(pivots), desc(info), desc(A_), pivot);
   });
 }
 
@@ -71,21 +72,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lu_factor_ex(const at::Tensor& A,
   return {LU, pivots, info};
 }
 
-// x <- A^-1 x (or A^-T x) for A = P L U given by (LU, pivots), all with x's batch dims.
+// x <- A^-1 x, A^-T x (transpose), A^-H x (transpose, conj) or conj(A)^-1 x (conj) for
+// A = P L U given by (LU, pivots), all with x's batch dims.
 void lu_solve_in_place(const at::Tensor& x, const at::Tensor& LU, const at::Tensor& pivots,
-                       bool adjoint) {
+                       bool transpose, bool conj) {
   check_linalg_dtype(x, "linalg_lu_solve");
   run(x, [&](vkml::Device& d) {
-    TensorDesc X = to_desc(x), P = to_desc(pivots);
-    if (!adjoint) {
-      TensorDesc F = to_desc(LU);
+    TensorDesc X = desc(x), P = desc(pivots);
+    if (!transpose) {
+      TensorDesc F = desc(LU);
       vkml::ops::permute_rows(d, X, P, false);
-      vkml::ops::triangular_solve(d, X, F, X, /*upper=*/false, /*unit=*/true);
-      vkml::ops::triangular_solve(d, X, F, X, /*upper=*/true, /*unit=*/false);
+      vkml::ops::triangular_solve(d, X, F, X, /*upper=*/false, /*unit=*/true, conj);
+      vkml::ops::triangular_solve(d, X, F, X, /*upper=*/true, /*unit=*/false, conj);
     } else {
-      TensorDesc Ft = to_desc(LU.mT());  // U^T is lower, L^T unit upper
-      vkml::ops::triangular_solve(d, X, Ft, X, /*upper=*/false, /*unit=*/false);
-      vkml::ops::triangular_solve(d, X, Ft, X, /*upper=*/true, /*unit=*/true);
+      TensorDesc Ft = desc(LU.mT());  // U^T is lower, L^T unit upper
+      vkml::ops::triangular_solve(d, X, Ft, X, /*upper=*/false, /*unit=*/false, conj);
+      vkml::ops::triangular_solve(d, X, Ft, X, /*upper=*/true, /*unit=*/true, conj);
       vkml::ops::permute_rows(d, X, P, true);
     }
   });
@@ -98,9 +100,10 @@ at::Tensor& lu_solve_out(const at::Tensor& LU, const at::Tensor& pivots, const a
   if (result.numel() == 0) return result;
   auto batch = batch_of(result, 2);
   if (!result.is_same(B)) result.copy_(B.expand(result.sizes()));
-  at::Tensor F = expand_batch(LU, batch, 2), P = expand_batch(pivots, batch, 1);
-  // X A = B is A^T X^T = B^T.
-  lu_solve_in_place(left ? result : result.mT(), F, P, left ? adjoint : !adjoint);
+  at::Tensor F = expand_batch(resolved(LU), batch, 2), P = expand_batch(pivots, batch, 1);
+  // X A = B is A^T X^T = B^T, and X A^H = B is conj(A) X^T = B^T.
+  lu_solve_in_place(left ? result : result.mT(), F, P, left ? adjoint : !adjoint,
+                    adjoint && LU.is_complex());
   return result;
 }
 
@@ -158,10 +161,12 @@ std::tuple<at::Tensor, at::Tensor> inv_ex(const at::Tensor& A, bool check_errors
   return {inverse, info};
 }
 
-// LU of A (of A^T when A is row-major, as the CPU does: the determinant is the same).
+// LU of A (of A^T when A is real and row-major, as the CPU does: the determinant is the same,
+// and the backward formulas expect that factor).
 void det_factor(const at::Tensor& A, at::Tensor& LU, at::Tensor& pivots) {
   at::Tensor info = at::empty({0}, A.options().dtype(at::kInt));
-  at::linalg_lu_factor_ex_out(LU, pivots, info, A.is_contiguous() ? A.mT() : A);
+  at::linalg_lu_factor_ex_out(LU, pivots, info,
+                              A.is_contiguous() && !A.is_complex() ? A.mT() : A);
 }
 
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> det_out(const at::Tensor& A,
@@ -173,7 +178,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> det_out(const at::Tensor& A,
   fit_out(pivots, mp, A);
   det_factor(A, LU, pivots);
   run(A, [&](vkml::Device& d) {
-    vkml::ops::lu_det(d, to_desc(result), to_desc(LU), to_desc(pivots));
+    vkml::ops::lu_det(d, desc(result), desc(LU), desc(pivots));
   });
   return {result, LU, pivots};
 }
@@ -195,7 +200,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> slogdet_out(
   fit_out(pivots, mp, A);
   det_factor(A, LU, pivots);
   run(A, [&](vkml::Device& d) {
-    vkml::ops::lu_slogdet(d, to_desc(sign), to_desc(logabsdet), to_desc(LU), to_desc(pivots));
+    vkml::ops::lu_slogdet(d, desc(sign), desc(logabsdet), desc(LU), desc(pivots));
   });
   return {sign, logabsdet, LU, pivots};
 }
@@ -219,11 +224,11 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(
   const int64_t m = LU.size(-2), n = LU.size(-1);
   if (unpack_data) {
     if (m > n) {
-      at::tril_out(L, LU, -1);
-      at::triu_out(U, LU.narrow(-2, 0, n));
+      triangle_out(L, LU, /*upper=*/false, -1);
+      triangle_out(U, LU.narrow(-2, 0, n), /*upper=*/true);
     } else {
-      at::tril_out(L, LU.narrow(-1, 0, m), -1);
-      at::triu_out(U, LU);
+      triangle_out(L, LU.narrow(-1, 0, m), /*upper=*/false, -1);
+      triangle_out(U, LU, /*upper=*/true);
     }
     L.diagonal(0, -2, -1).fill_(1.);
   }
@@ -232,7 +237,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(
     P.zero_();
     P.diagonal(0, -2, -1).fill_(1.);
     at::Tensor piv = expand_batch(pivots, batch_of(P, 2), 1);
-    run(LU, [&](vkml::Device& d) { vkml::ops::permute_rows(d, to_desc(P), to_desc(piv), true); });
+    run(LU, [&](vkml::Device& d) { vkml::ops::permute_rows(d, desc(P), desc(piv), true); });
   }
   return {P, L, U};
 }
@@ -282,8 +287,9 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> ldl_factor_ex_out(const at::Te
     info.zero_();
     return {LD, pivots, info};
   }
+  const at::Tensor A_ = resolved(A);
   run(A, [&](vkml::Device& d) {  // real matrices: hermitian and symmetric are the same
-    vkml::ops::ldl_factor(d, to_desc(LD), to_desc(pivots), to_desc(info), to_desc(A));
+    vkml::ops::ldl_factor(d, desc(LD), desc(pivots), desc(info), desc(A_), hermitian);
   });
   if (check_errors) at::_linalg_check_errors(info, "torch.linalg.ldl_factor_ex", A.dim() == 2);
   return {LD, pivots, info};
@@ -304,10 +310,10 @@ at::Tensor& ldl_solve_out(const at::Tensor& LD, const at::Tensor& pivots, const 
   check_linalg_dtype(LD, "linalg_ldl_solve");
   if (result.numel() == 0) return result;
   auto batch = batch_of(result, 2);
-  at::Tensor F = expand_batch(LD, batch, 2), P = expand_batch(pivots, batch, 1);
-  at::Tensor Bx = B.expand(result.sizes());
+  at::Tensor F = expand_batch(resolved(LD), batch, 2), P = expand_batch(pivots, batch, 1);
+  at::Tensor Bx = resolved(B).expand(result.sizes());
   run(LD, [&](vkml::Device& d) {
-    vkml::ops::ldl_solve(d, to_desc(result), to_desc(F), to_desc(P), to_desc(Bx));
+    vkml::ops::ldl_solve(d, desc(result), desc(F), desc(P), desc(Bx), hermitian);
   });
   return result;
 }
@@ -327,10 +333,10 @@ void solve_triangular_in_place(const at::Tensor& out, const at::Tensor& A, bool 
   if (out.numel() == 0) return;
   check_linalg_dtype(out, "linalg_solve_triangular");
   at::Tensor X = left ? out : out.mT();
-  at::Tensor T = left ? A : A.mT();
+  const at::Tensor A_ = resolved(A);
+  at::Tensor T = left ? A_ : A_.mT();
   run(out, [&](vkml::Device& d) {
-    vkml::ops::triangular_solve(d, to_desc(X), to_desc(T), to_desc(X), left ? upper : !upper,
-                                unit);
+    vkml::ops::triangular_solve(d, desc(X), desc(T), desc(X), left ? upper : !upper, unit);
   });
 }
 
@@ -340,11 +346,8 @@ at::Tensor& solve_triangular_out(const at::Tensor& A, const at::Tensor& B, bool 
   auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(B, A, nullptr);
   at::native::checkSameDevice("linalg.solve_triangular", out, A);
   at::native::checkLinalgCompatibleDtype("linalg.solve_triangular", out, A);
-  TORCH_CHECK(A.scalar_type() == B.scalar_type(),
-              "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
-              "type ", A.scalar_type(), " and B of type ", B.scalar_type(), " instead");
   at::native::resize_output(out, B_.sizes());
-  if (!out.is_same(B)) out.copy_(B_);
+  if (!out.is_same(B)) out.copy_(B_);  // B in out's dtype, as the CPU casts it
   solve_triangular_in_place(out, A_, upper, left, unitriangular);
   return out;
 }
@@ -369,7 +372,7 @@ std::tuple<at::Tensor&, at::Tensor&> triangular_solve_out(const at::Tensor& self
   check_linalg_dtype(X, "triangular_solve");
   at::Tensor T = transpose ? M.mT() : M;
   run(X, [&](vkml::Device& d) {
-    vkml::ops::triangular_solve(d, to_desc(X), to_desc(T), to_desc(X), transpose ? !upper : upper,
+    vkml::ops::triangular_solve(d, desc(X), desc(T), desc(X), transpose ? !upper : upper,
                                 unitriangular);
   });
   return {X, M};
@@ -397,10 +400,11 @@ std::tuple<at::Tensor&, at::Tensor&> cholesky_ex_out(const at::Tensor& A, bool u
     return {L, info};
   }
   check_linalg_dtype(A, "linalg_cholesky_ex");
-  // Upper: U^T U = A, and U^T is the lower factor of A^T (A's upper triangle).
+  // Upper: U^H U = A, and U^T = conj(U^H) is the lower factor of A^T = conj(A) (A's upper
+  // triangle).
+  const at::Tensor A_ = resolved(A);
   run(A, [&](vkml::Device& d) {
-    vkml::ops::cholesky(d, to_desc(upper ? L.mT() : L), to_desc(info),
-                        to_desc(upper ? A.mT() : A));
+    vkml::ops::cholesky(d, desc(upper ? L.mT() : L), desc(info), desc(upper ? A_.mT() : A_));
   });
   if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
   return {L, info};
@@ -430,19 +434,21 @@ at::Tensor& legacy_cholesky_out(const at::Tensor& self, bool upper, at::Tensor& 
   return out;
 }
 
-// x <- (F F^T)^-1 x for lower F, or (F^T F)^-1 x for upper F (F with x's batch dims).
+// x <- (F F^H)^-1 x for lower F, or (F^H F)^-1 x for upper F (F with x's batch dims); F^H is
+// F's transposed view read conjugated.
 void cholesky_solve_in_place(const at::Tensor& x, const at::Tensor& F, bool upper) {
   if (x.numel() == 0) return;
   check_linalg_dtype(x, "cholesky_solve");
+  const at::Tensor F_ = resolved(F);
   run(x, [&](vkml::Device& d) {
-    TensorDesc X = to_desc(x), Fd = to_desc(F), Ft = to_desc(F.mT());
-    vkml::ops::triangular_solve(d, X, upper ? Ft : Fd, X, /*upper=*/false, false);
-    vkml::ops::triangular_solve(d, X, upper ? Fd : Ft, X, /*upper=*/true, false);
+    TensorDesc X = desc(x), Fd = desc(F_), Ft = desc(F_.mT());
+    vkml::ops::triangular_solve(d, X, upper ? Ft : Fd, X, /*upper=*/false, false, upper);
+    vkml::ops::triangular_solve(d, X, upper ? Fd : Ft, X, /*upper=*/true, false, !upper);
   });
 }
 
 at::Tensor cholesky_solve_helper(const at::Tensor& self, const at::Tensor& A, bool upper) {
-  at::Tensor result = at::native::cloneBatchedColumnMajor(self);
+  at::Tensor result = resolved(at::native::cloneBatchedColumnMajor(self));
   cholesky_solve_in_place(result, expand_batch(A, batch_of(result, 2), 2), upper);
   return result;
 }
@@ -481,9 +487,8 @@ std::tuple<at::Tensor&, at::Tensor&> geqrf_out(const at::Tensor& input, at::Tens
   check_linalg_dtype(input, "geqrf");
   at::native::resize_output(QR, input.sizes());
   at::native::resize_output(tau, tau_shape(input));
-  run(input, [&](vkml::Device& d) {
-    vkml::ops::geqrf(d, to_desc(QR), to_desc(tau), to_desc(input));
-  });
+  const at::Tensor input_ = resolved(input);
+  run(input, [&](vkml::Device& d) { vkml::ops::geqrf(d, desc(QR), desc(tau), desc(input_)); });
   return {QR, tau};
 }
 
@@ -514,8 +519,9 @@ at::Tensor& householder_product_out(const at::Tensor& input, const at::Tensor& t
   at::native::checkLinalgCompatibleDtype(f, result, input);
   check_linalg_dtype(input, "linalg_householder_product");
   at::native::resize_output(result, input.sizes());
+  const at::Tensor input_ = resolved(input), tau_ = resolved(tau);
   run(input, [&](vkml::Device& d) {
-    vkml::ops::householder_product(d, to_desc(result), to_desc(input), to_desc(tau));
+    vkml::ops::householder_product(d, desc(result), desc(input_), desc(tau_));
   });
   return result;
 }
@@ -561,11 +567,13 @@ at::Tensor& ormqr_out(const at::Tensor& input, const at::Tensor& tau, const at::
   at::native::checkLinalgCompatibleDtype(f, result, input);
   check_linalg_dtype(input, "ormqr");
   at::native::resize_output(result, other.sizes());
-  // C Q = (Q^T C^T)^T.
-  at::Tensor x = left ? result : result.mT(), c = left ? other : other.mT();
+  // C Q = (Q^T C^T)^T and C Q^H = (conj(Q) C^T)^T (apply_householder's conjugations).
+  const at::Tensor input_ = resolved(input), tau_ = resolved(tau), other_ = resolved(other);
+  at::Tensor x = left ? result : result.mT(), c = left ? other_ : other_.mT();
   run(input, [&](vkml::Device& d) {
-    vkml::ops::apply_householder(d, to_desc(x), to_desc(input), to_desc(tau), to_desc(c),
-                                 left ? transpose : !transpose);
+    vkml::ops::apply_householder(d, desc(x), desc(input_), desc(tau_), desc(c),
+                                 left ? transpose : !transpose, /*conj_tau=*/transpose,
+                                 /*conj_reflectors=*/!left);
   });
   return result;
 }
@@ -589,11 +597,12 @@ std::tuple<at::Tensor&, at::Tensor&> qr_out(const at::Tensor& A, c10::string_vie
   std::swap(mt[mt.size() - 1], mt[mt.size() - 2]);
   at::Tensor QR = at::empty(mt, A.options()).mT();
   at::Tensor tau = at::empty(tau_shape(A), A.options());
-  run(A, [&](vkml::Device& d) { vkml::ops::geqrf(d, to_desc(QR), to_desc(tau), to_desc(A)); });
-  at::triu_out(R, QR.narrow(-2, 0, R.size(-2)));
+  const at::Tensor A_ = resolved(A);
+  run(A, [&](vkml::Device& d) { vkml::ops::geqrf(d, desc(QR), desc(tau), desc(A_)); });
+  triangle_out(R, QR.narrow(-2, 0, R.size(-2)), /*upper=*/true);
   if (compute_q) {
     run(A, [&](vkml::Device& d) {
-      vkml::ops::householder_product(d, to_desc(Q), to_desc(QR), to_desc(tau));
+      vkml::ops::householder_product(d, desc(Q), desc(QR), desc(tau));
     });
   }
   return {Q, R};

@@ -70,7 +70,9 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
 at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
-  check_dtype_supported(out);
+  // Complex too: zero_ and fill_ have complex kernels.
+  TORCH_CHECK_NOT_IMPLEMENTED(is_storage_dtype(out.scalar_type()), "vkml: dtype ",
+                              out.scalar_type(), " is not supported on vkml devices");
   c10::DeviceGuard guard(out.device());
   out.resize_({n, m});
   out.zero_();
