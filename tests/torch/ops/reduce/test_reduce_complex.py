@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_vkml  # noqa: F401
+import torch_vkml
 
 VK = "vkml"
 CDTYPES = [torch.complex64, torch.complex128]
@@ -148,10 +148,11 @@ def test_std_var_out(op, gen):
     op(x.to(VK), 1, out=out)
     torch.testing.assert_close(out.cpu(), op(x.to(torch.complex128), 1).float(), rtol=2e-5,
                                atol=2e-5)
-    wider = torch.empty(0, dtype=torch.float64, device=VK)
-    op(x.to(VK), 0, out=wider)
-    torch.testing.assert_close(wider.cpu(), op(x, 0, out=torch.empty(0, dtype=torch.float64)),
-                               rtol=1e-5, atol=1e-6)
+    if torch_vkml.has_float64_support():  # a float64 result of complex64 input
+        wider = torch.empty(0, dtype=torch.float64, device=VK)
+        op(x.to(VK), 0, out=wider)
+        torch.testing.assert_close(wider.cpu(), op(x, 0, out=torch.empty(0, dtype=torch.float64)),
+                                   rtol=1e-5, atol=1e-6)
     same_error(lambda: op(x, 1, out=torch.empty(0, dtype=torch.int32)),
                lambda: op(x.to(VK), 1, out=torch.empty(0, dtype=torch.int32, device=VK)))
 
@@ -176,7 +177,7 @@ def test_vector_norm(dtype, ord, gen):
     else:
         compare(lambda t: torch.linalg.vector_norm(t, ord, dim=1), x[:, :0])
     compare(lambda t: torch.linalg.vector_norm(t, ord, dim=1), crandn((3, 1001), dtype, gen))
-    if dtype == torch.complex64:
+    if dtype == torch.complex64 and torch_vkml.has_float64_support():
         compare(lambda t: torch.linalg.vector_norm(t, ord, dim=1, dtype=torch.complex128), x)
 
 

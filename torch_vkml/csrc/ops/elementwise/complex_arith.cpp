@@ -29,7 +29,7 @@ at::Tensor im(const at::Tensor& r) { return r.select(-1, 1); }
 // `t` on `device` as dtype `type`, expanded to `shape`, with its conj / neg bits applied.
 at::Tensor operand(const at::Tensor& t, at::Device device, at::ScalarType type,
                    at::IntArrayRef shape) {
-  at::Tensor x = t.to(device).to(type);
+  at::Tensor x = t.to(type).to(device);  // a CPU scalar is cast on the CPU (no fp64 needed)
   if (x.is_conj() || x.is_neg()) x = x.resolve_conj().resolve_neg();
   return x.expand(shape);
 }

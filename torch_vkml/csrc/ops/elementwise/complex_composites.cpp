@@ -30,7 +30,7 @@ at::Tensor has_nan(const at::Tensor& z) { return at::ne(z, z); }
 // `t` on `device` as complex dtype `type`, expanded to `shape`, with its conj / neg bits applied.
 at::Tensor operand(const at::Tensor& t, at::Device device, at::ScalarType type,
                    at::IntArrayRef shape) {
-  return t.to(device).to(type).resolve_conj().resolve_neg().expand(shape);
+  return t.to(type).to(device).resolve_conj().resolve_neg().expand(shape);
 }
 
 // Componentwise sum and difference, as c10::complex's + and - in the CPU's kernels (at::add's
