@@ -183,6 +183,9 @@ at::Tensor complex_binary(vkml::ops::BinaryOp op, const at::Tensor& a, const at:
   if (op == BinaryOp::kPow) {
     return finish(native_pow(a, b, dev.device(), type, shape), out, inplace, shape);
   }
+  if (auto res = complex_binary_composite(op, a, b, alpha, dev.device(), type, shape)) {
+    return finish(*res, out, inplace, shape);
+  }
   if (!(op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
         op == BinaryOp::kDiv || to_bool)) {
     at::Tensor res = on_cpu(std::string(vkml::ops::op_info(op).name),
@@ -238,6 +241,7 @@ at::Tensor complex_unary(vkml::ops::UnaryOp op, const at::Tensor& x, at::Tensor 
   const bool to_real = op == UnaryOp::kAbs;
   c10::DeviceGuard guard(x.device());
   if (auto fn = complex_fn(op)) return finish(native_unary(*fn, x), out, inplace, x.sizes());
+  if (auto res = complex_unary_composite(op, x)) return finish(*res, out, inplace, x.sizes());
   if (!(op == UnaryOp::kNeg || op == UnaryOp::kAbs || op == UnaryOp::kSign)) {
     at::Tensor res = on_cpu(std::string(vkml::ops::op_info(op).name), {""}, {x});
     return finish(res, out, inplace, x.sizes());

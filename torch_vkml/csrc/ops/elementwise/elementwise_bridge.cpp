@@ -129,6 +129,7 @@ at::Tensor ternary(vkml::ops::BinaryOp op, Promote promote, const at::Tensor& a,
   at::native::ResultTypeState state = {};
   for (const at::Tensor* t : {&a, &b, &c}) state = at::native::update_result_type_state(*t, state);
   at::ScalarType promoted = at::native::result_type(state);
+  if (at::isComplexType(promoted)) return complex_ternary(op, a, b, c, alpha, out, inplace);
   at::ScalarType compute = compute_type(promote, promoted, info.name.data());
   std::vector<int64_t> shape = at::infer_size(at::infer_size(a.sizes(), b.sizes()), c.sizes());
   c10::DeviceGuard guard(device);

@@ -3,6 +3,8 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 #include "common/bridge.h"
 #include "vkml/elementwise.h"
 
@@ -45,12 +47,26 @@ at::Tensor unary(vkml::ops::UnaryOp op, Promote promote, const at::Tensor& x, at
                  bool inplace = false, const Params& params = {});
 
 // Complex paths (complex_arith.cpp), taken by binary / unary when the promoted type is complex:
-// add, sub, mul, div, eq, ne; neg, abs, sgn; and angle. Other rows raise NotImplementedError.
+// add, sub, mul, div, eq, ne, pow; neg, abs, sgn, the complex family's functions; the
+// composites below; and angle. Other rows run on the CPU through the fallback.
 at::Tensor complex_binary(vkml::ops::BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                           const at::Scalar& alpha, at::Tensor out, bool inplace);
 at::Tensor complex_unary(vkml::ops::UnaryOp op, const at::Tensor& x, at::Tensor out,
                          bool inplace);
 at::Tensor& complex_angle_out(const at::Tensor& x, at::Tensor& out);
+
+// Complex rows composed of native ops (complex_composites.cpp), as the CPU computes them: logical
+// and / or / xor, logaddexp and lerp with a scalar weight (operands promoted to `type` and
+// broadcast to `shape` on `device`); isnan, logical_not, sinc and silu; nullopt for other rows.
+std::optional<at::Tensor> complex_binary_composite(vkml::ops::BinaryOp op, const at::Tensor& a,
+                                                   const at::Tensor& b, const at::Scalar& alpha,
+                                                   at::Device device, at::ScalarType type,
+                                                   at::IntArrayRef shape);
+std::optional<at::Tensor> complex_unary_composite(vkml::ops::UnaryOp op, const at::Tensor& x);
+// lerp, addcmul and addcdiv where the three operands promote to a complex type.
+at::Tensor complex_ternary(vkml::ops::BinaryOp op, const at::Tensor& a, const at::Tensor& b,
+                           const at::Tensor& c, const at::Scalar& alpha, at::Tensor out,
+                           bool inplace);
 
 // A Python number as the 0-dim CPU "wrapped number" tensor result_type() expects.
 at::Tensor wrap_scalar(const at::Scalar& s);

@@ -1,6 +1,7 @@
 // Reductions: sum, mean, prod, nansum, amax/amin, max/min (full and .dim), argmax/argmin,
 // all/any, aminmax, count_nonzero, trace. Structured ops run PyTorch's own meta functions, so
-// output shapes, dtypes and errors are PyTorch's; the work is one vkml::ops::reduce call.
+// output shapes, dtypes and errors are PyTorch's; the work is one vkml::ops::reduce call
+// (all/any/count_nonzero of complex values reduce their truth, a bool tensor).
 // equal is all(eq(a, b)), read back because its result is a Python bool.
 #include <ATen/core/ATen_fwd.h>  // the per-op meta headers below need it first
 #include <ATen/ops/all_meta.h>
@@ -9,6 +10,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/aminmax_meta.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/any_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
@@ -352,13 +354,24 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
 
 // ---- all / any / count_nonzero ---------------------------------------------------------------
 
+// A complex value is true where either part is nonzero (NaN included): `any` over the (real,
+// imaginary) pairs, a bool tensor of self's shape. Other dtypes are returned as they are.
+at::Tensor truth_of(const at::Tensor& self) {
+  if (!self.is_complex()) return self;
+  return at::any(at::view_as_real(self.resolve_conj().resolve_neg()), -1);
+}
+
 // all/any over `dims` (nullopt: every dim; [] for all.dims: none, an elementwise truth test).
 template <class Meta, class MetaFn>
 at::Tensor all_any(ReduceOp op, Mode mode, const at::Tensor& self, const DimMask& mask,
                    bool keepdim, const at::Tensor& out, MetaFn meta) {
   return structured<Meta>(
       mode, {out}, [&](auto& m) { meta(m); return 0; },
-      [&](auto& o, int) { reduce::run({op, self.scalar_type()}, self, mask, keepdim, o[0]); })[0];
+      [&](auto& o, int) {
+        if (o[0].numel() == 0) return;
+        at::Tensor src = truth_of(self);
+        reduce::run({op, src.scalar_type()}, src, mask, keepdim, o[0]);
+      })[0];
 }
 
 #define VKML_ALL_ANY(name, OP)                                                                    \
@@ -403,7 +416,9 @@ at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   DimMask mask = mask_of(self, dims);
   at::Tensor result = at::empty(at::native::shape_from_dim_mask(self, mask, false),
                                 self.options().dtype(at::kLong));
-  reduce::run({ReduceOp::kCountNonzero, self.scalar_type()}, self, mask, false, result);
+  if (result.numel() == 0) return result;
+  at::Tensor src = truth_of(self);
+  reduce::run({ReduceOp::kCountNonzero, src.scalar_type()}, src, mask, false, result);
   return result;
 }
 

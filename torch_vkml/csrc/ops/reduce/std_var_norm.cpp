@@ -1,11 +1,23 @@
 // Statistical reductions: std/var (and std_mean/var_mean) with correction, norms
-// (norm, linalg_vector_norm) and logsumexp, each one vkml::ops::reduce call.
+// (norm, linalg_vector_norm) and logsumexp, each one vkml::ops::reduce call. Complex inputs: the
+// variance and 2-norm reduce the (real, imaginary) float pairs, other norms the magnitudes, and
+// logsumexp is the CPU's composite of complex exp, sum and log.
 #include <ATen/core/ATen_fwd.h>  // the per-op meta headers below need it first
+#include <ATen/ops/abs.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/exp.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/linalg_vector_norm_meta.h>
 #include <ATen/ops/norm_meta.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DefaultDtype.h>
 #include <torch/library.h>
+
+#include <limits>
 
 #include "ops/reduce/reduce_bridge.h"
 
@@ -21,7 +33,11 @@ void check_std_var_input(const char* what, const at::Tensor& self) {
               self.layout());
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               what, " only support floating point and complex dtypes");
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: complex tensors are not supported");
+}
+
+// std and var of complex values are real.
+at::TensorOptions real_options(const at::Tensor& self) {
+  return self.options().dtype(c10::toRealValueType(self.scalar_type()));
 }
 
 void warn_degrees_of_freedom(const char* fname, const at::Tensor& self, const at::Tensor& out,
@@ -31,6 +47,26 @@ void warn_degrees_of_freedom(const char* fname, const at::Tensor& self, const at
     TORCH_WARN(fname, "(): degrees of freedom is <= 0. Correction should be strictly less than "
                       "the reduction factor (input numel divided by output numel).");
   }
+}
+
+// The variance of complex values, the mean of |x - mean|^2, is the variance of the real parts
+// plus that of the imaginary parts: one reduction over the (real, imaginary) pairs gives both
+// (and the complex mean into `mean` if defined); their sum (its root for std) goes to `result`.
+void complex_std_var(bool take_sqrt, const at::Tensor& self, DimMask mask, bool keepdim,
+                     double correction, const at::Tensor& result, const at::Tensor& mean) {
+  if (result.numel() == 0) return;
+  const at::ScalarType real = c10::toRealValueType(result.scalar_type());
+  at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
+  mask.reset(static_cast<size_t>(self.dim()));  // the pair stays
+  at::Tensor parts =
+      at::empty(at::native::shape_from_dim_mask(pairs, mask, keepdim), self.options().dtype(real));
+  reduce::ReduceCall call{ReduceOp::kVar, real};
+  call.correction = correction;
+  reduce::run(call, pairs, mask, keepdim, parts,
+              mean.defined() ? at::view_as_real(mean) : at::Tensor());
+  at::Tensor total = parts.sum(-1);
+  if (take_sqrt) total.sqrt_();
+  result.copy_(total);
 }
 
 // std/var into `result` (any floating dtype self can be cast to), mean into `mean` if defined.
@@ -44,12 +80,17 @@ void std_var(const char* fname, bool take_sqrt, const at::Tensor& self,
   at::native::resize_reduction_result(result, self, mask, keepdim, dtype);
   if (mean.defined()) {
     reduce::check_same_device(self, mean);
-    at::native::resize_reduction_result(mean, self, mask, keepdim, dtype);
+    at::native::resize_reduction_result(mean, self, mask, keepdim, mean.scalar_type());
   }
-  TORCH_CHECK(at::canCast(self.scalar_type(), result.scalar_type()), "result type ",
-              self.scalar_type(), " can't be cast to the desired output type ",
-              result.scalar_type());
+  // Complex values are judged by their parts, as the CPU's std/var of real(self) and imag(self).
+  const at::ScalarType from = c10::toRealValueType(self.scalar_type());
+  const at::ScalarType to = self.is_complex() ? c10::toRealValueType(dtype) : dtype;
+  TORCH_CHECK(at::canCast(from, to), "result type ", from, " can't be cast to the desired output "
+              "type ", to);
   warn_degrees_of_freedom(fname, self, result, correction);
+  if (self.is_complex()) {
+    return complex_std_var(take_sqrt, self, mask, keepdim, correction, result, mean);
+  }
   reduce::ReduceCall call{take_sqrt ? ReduceOp::kStd : ReduceOp::kVar, dtype};
   call.correction = correction;
   reduce::run(call, self, mask, keepdim, result, mean);
@@ -58,7 +99,7 @@ void std_var(const char* fname, bool take_sqrt, const at::Tensor& self,
 at::Tensor std_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
                           const std::optional<at::Scalar>& correction, bool keepdim) {
   check_std_var_input("std and var", self);
-  at::Tensor result = at::empty({0}, self.options());
+  at::Tensor result = at::empty({0}, real_options(self));
   std_var("std", true, self, dim, correction, keepdim, result);
   return result;
 }
@@ -74,7 +115,7 @@ at::Tensor& std_correction_out(const at::Tensor& self, at::OptionalIntArrayRef d
 at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
                           const std::optional<at::Scalar>& correction, bool keepdim) {
   check_std_var_input("std and var", self);
-  at::Tensor result = at::empty({0}, self.options());
+  at::Tensor result = at::empty({0}, real_options(self));
   std_var("var", false, self, dim, correction, keepdim, result);
   return result;
 }
@@ -92,7 +133,7 @@ std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self,
                                                        const std::optional<at::Scalar>& correction,
                                                        bool keepdim) {
   check_std_var_input("std_mean", self);
-  at::Tensor result = at::empty({0}, self.options()), mean = at::empty({0}, self.options());
+  at::Tensor result = at::empty({0}, real_options(self)), mean = at::empty({0}, self.options());
   std_var("std_mean", true, self, dim, correction, keepdim, result, mean);
   return {result, mean};
 }
@@ -102,18 +143,30 @@ std::tuple<at::Tensor, at::Tensor> var_mean_correction(const at::Tensor& self,
                                                        const std::optional<at::Scalar>& correction,
                                                        bool keepdim) {
   check_std_var_input("var_mean", self);
-  at::Tensor result = at::empty({0}, self.options()), mean = at::empty({0}, self.options());
+  at::Tensor result = at::empty({0}, real_options(self)), mean = at::empty({0}, self.options());
   std_var("var_mean", false, self, dim, correction, keepdim, result, mean);
   return {result, mean};
 }
 
 // ---- norms -----------------------------------------------------------------------------------
 
+// The norm of complex values is that of their magnitudes: the 2-norm reduces the (real,
+// imaginary) pairs in one pass, other orders reduce abs(self).
 void vector_norm_impl(const at::Tensor& self, double ord, at::OptionalIntArrayRef dim,
                       bool keepdim, const at::Tensor& result) {
   reduce::ReduceCall call{ReduceOp::kNorm, result.scalar_type()};
   call.p = ord;
   DimMask mask = at::native::make_dim_mask(dim.value_or(at::IntArrayRef{}), self.dim());
+  if (self.is_complex() && result.numel() > 0) {
+    if (ord != 2.0) {
+      // Magnitudes in the result's precision (dtype=complex128 on complex64 input).
+      at::Tensor z = self.to(c10::toComplexType(result.scalar_type()));
+      return reduce::run(call, at::abs(z), mask, keepdim, result);
+    }
+    mask.set(static_cast<size_t>(self.dim()));  // the pair is reduced too
+    at::Tensor pairs = at::view_as_real(self.resolve_conj().resolve_neg());
+    return reduce::run(call, pairs, mask, keepdim, keepdim ? result.unsqueeze(-1) : result);
+  }
   reduce::run(call, self, mask, keepdim, result);
 }
 
@@ -179,12 +232,27 @@ at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::S
 
 // ---- logsumexp -------------------------------------------------------------------------------
 
+// logsumexp of complex values as the CPU computes it: the largest real part (0 where it is
+// infinite) is taken out before the exponentials and added back after the log.
+at::Tensor& complex_logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim,
+                              at::Tensor& result) {
+  if (self.numel() == 0) {
+    at::sum_out(result, at::exp(self), dims, keepdim);
+    result.log_();
+    return result;
+  }
+  at::Tensor maxes = at::amax(at::real(self), dims, /*keepdim=*/true);
+  maxes.masked_fill_(at::eq(at::abs(maxes), std::numeric_limits<double>::infinity()), 0);
+  at::sum_out(result, at::exp(at::sub(self, maxes)), dims, keepdim);
+  result.log_().add_(maxes.reshape(result.sizes()));
+  return result;
+}
+
 at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim,
                           at::Tensor& result) {
   TORCH_CHECK(at::isFloatingType(result.scalar_type()) || at::isComplexType(result.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ",
               result.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "vkml: complex tensors are not supported");
   reduce::check_same_device(self, result);
   // PyTorch's composite adds the keepdim maxes back into a squeezed result, which cannot
   // broadcast when dims is empty and keepdim is false: the same error is raised here.
@@ -192,6 +260,7 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
     TORCH_CHECK(false, "output with shape [] doesn't match the broadcast shape ",
                 std::vector<int64_t>(self.dim(), 1));
   }
+  if (self.is_complex()) return complex_logsumexp(self, dims, keepdim, result);
   DimMask mask = at::native::make_dim_mask(dims, self.dim());
   at::native::resize_reduction_result(result, self, mask, keepdim, result.scalar_type());
   reduce::run({ReduceOp::kLogSumExp, result.scalar_type()}, self, mask, keepdim, result);
