@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torch_vkml  # noqa: F401
+from nn_helpers import device_dtypes
 
 N = 3 * 4096 + 5  # above the vector threshold, not a multiple of any vector width
 # float64 goes through the in-place/out= test here (tests/ops/test_elementwise_vec.cc checks every
@@ -102,8 +103,8 @@ def test_integer_vector_path_exact(dtype, gen):
         assert torch.equal(got.cpu(), op(on_device(a, 1), on_device(b, 1)).cpu())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64,
-                                   torch.int8])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float16, torch.bfloat16,
+                                                 torch.float64, torch.int8))
 def test_inplace_out_views_and_sizes(dtype, gen):
     # In place and out= on the vector path, 2-D contiguous tensors, sizes around the threshold
     # and the vector widths, aligned views (offset a multiple of 16 bytes), zero-size.
