@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
-from nn_helpers import device_dtypes
 
 CDTYPES = device_dtypes(torch.complex64, torch.complex128)
 TOL = {torch.complex64: (1e-5, 1e-6), torch.complex128: (1e-12, 1e-14)}

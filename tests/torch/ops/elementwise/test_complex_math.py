@@ -7,9 +7,9 @@ import math
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
-from nn_helpers import device_dtypes
 
 CDTYPES = device_dtypes(torch.complex64, torch.complex128)
 # complex64 computes in float: a few ulp from the CPU's float kernels, as OpInfo allows.

@@ -4,9 +4,9 @@ activations and their backward, against the CPU."""
 import pytest
 import torch
 import torch.nn.functional as F
+from nn_helpers import HAS_FLOAT64, device_dtypes
 
 import torch_vkml
-from nn_helpers import HAS_FLOAT64, device_dtypes
 
 FLOATS = device_dtypes(torch.float32, torch.float16, torch.bfloat16, torch.float64)
 TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-10), torch.float16: (2e-3, 1e-3),

@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from nn_helpers import WIDE_FLOAT, device_dtypes
 
 import torch_vkml
-from nn_helpers import WIDE_FLOAT, device_dtypes
 
 FLOATS = device_dtypes(torch.float32, torch.float16, torch.bfloat16, torch.float64)
 INTS = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]

@@ -8,9 +8,9 @@ import math
 import mpmath
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
-from nn_helpers import device_dtypes
 
 SPECIALS = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 5.0,
             -5.0, 2.0, 8.0, 100.0, -100.0, 1e-6, 3e4]

@@ -5,9 +5,9 @@ and against each other bit for bit; reductions over whole tensors, rows and colu
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
-from nn_helpers import device_dtypes
 
 N = 3 * 4096 + 5  # above the vector threshold, not a multiple of any vector width
 # float64 goes through the in-place/out= test here (tests/ops/test_elementwise_vec.cc checks every
