@@ -26,10 +26,12 @@ using vkml::ops::UnaryOp;
 at::Tensor re(const at::Tensor& r) { return r.select(-1, 0); }
 at::Tensor im(const at::Tensor& r) { return r.select(-1, 1); }
 
-// `t` on `device` as dtype `type`, expanded to `shape`, with its conj / neg bits applied.
+// `t` on `device` as dtype `type`, expanded to `shape`, with its conj / neg bits applied. A CPU
+// scalar takes the dtype before it moves: a Python float is a float64 tensor, which a device
+// without fp64 cannot hold.
 at::Tensor operand(const at::Tensor& t, at::Device device, at::ScalarType type,
                    at::IntArrayRef shape) {
-  at::Tensor x = t.to(device).to(type);
+  at::Tensor x = t.device() == device ? t.to(type) : t.to(type).to(device);
   if (x.is_conj() || x.is_neg()) x = x.resolve_conj().resolve_neg();
   return x.expand(shape);
 }
