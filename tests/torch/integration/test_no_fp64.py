@@ -1,7 +1,9 @@
 """A device without fp64 arithmetic (VKML_CAPS_MASK=no-fp64, with the rest of the weakest mask of
 docs/portability.md): every way of making a float64 or complex128 tensor on it raises a TypeError
 naming the dtype and the device, and the ops whose float32 and integer kernels once declared fp64
-(gathers and scatters, random draws, ranges, renorm) match the CPU with no validation message.
+(gathers and scatters, random draws, ranges, renorm) match the CPU with no validation message;
+float64 from the host and from PyTorch's Python (printing, GradScaler) takes float32 paths, and the
+results the CPU computes in double (arange, the scale update, a long product) are the CPU's.
 Devices are probed once per process, so each case is a subprocess."""
 
 import os

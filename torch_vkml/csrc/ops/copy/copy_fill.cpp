@@ -153,7 +153,8 @@ void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src, bool non_blocking
                                                                      : dst.scalar_type();
   at::Tensor staged = at::empty(dst.sizes(), s.options().dtype(stage));
   device_copy(staged, s);
-  if (pinned && stage == dst.scalar_type()) {  // dst has staged's layout and no bits: download into it directly
+  // dst has staged's layout, dtype and no bits: download into it directly.
+  if (pinned && stage == dst.scalar_type()) {
     translate_errors([&] {
       vkml::download_pinned(d, reinterpret_cast<uint64_t>(staged.data_ptr()), dst.data_ptr(),
                                  dst.nbytes());
