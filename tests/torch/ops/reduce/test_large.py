@@ -1,8 +1,8 @@
 """Reductions and scans on 2^24-element tensors (float32 and int64) against the CPU: floats within
 a reduction's rounding (checked against a float64 reference), integers exactly, and every result
 bit-identical when run twice (no order-dependent accumulation). float32 prod of 2^24 factors near
-1 within 1e-6 of the float64 product (a float32 chain of products drifts by several %). Sort, argsort
-and topk run on 2^24 elements (the radix sort) and are compared exactly with the CPU's stable sort,
+1 within 1e-6 of the float64 product (a float32 chain of products drifts by several %). Sort,
+argsort and topk run on 2^24 elements (the radix sort) and are compared exactly with the CPU's stable sort,
 which also makes them deterministic."""
 
 import pytest
