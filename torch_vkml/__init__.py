@@ -84,6 +84,10 @@ from . import _inductor  # noqa: E402  (torch.compile: hooks run as torch loads 
 
 _inductor.install(vkml)
 
+from . import _no_fp64  # noqa: E402  (printing, GradScaler: float32 on devices without fp64)
+
+_no_fp64.install()
+
 
 def _autoload() -> None:
     """torch's device-backend autoload entry point (pyproject): importing this module is all."""

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // GradScaler's scale update, one invocation: back off after an inf/NaN step, grow after
 // growth_interval clean steps in a row (unless the grown scale overflows float32).
-// VKML_USE_FP64 computes scale * factor in double before rounding, as PyTorch's kernels do.
+// scale * factor is computed in double before rounding, as PyTorch's kernels do: in fp64 with
+// VKML_USE_FP64, otherwise on integers (soft_double.glsl).
 #include "vkml_common.glsl"
 #include "amp_params.h"
 
@@ -14,7 +15,13 @@ float scaled(float s, uint64_t factor_f64, float factor) {
   return float(double(s) * uint64BitsToDouble(factor_f64));
 }
 #else
-float scaled(float s, uint64_t factor_f64, float factor) { return s * factor; }
+#include "soft_double.glsl"
+float scaled(float s, uint64_t factor_f64, float factor) {
+  // An infinite or NaN operand gives the same result in float as in double.
+  bool factor_finite = ((factor_f64 >> 52) & 0x7FFul) != 0x7FFul;
+  if (isinf(s) || isnan(s) || !factor_finite) return s * factor;
+  return sd_to_float(sd_mul(sd_from_float(s), sd_from_bits(factor_f64)));
+}
 #endif
 
 void main() {

@@ -284,7 +284,8 @@ void reduce(Device& dev, const ReduceArgs& a, const ReduceOverride& force) {
                      (a.out0.address && a.out0.dtype == DType::kF64) ||
                      (a.out1.address && a.out1.dtype == DType::kF64);
   // A float product's relative rounding errors compound (2^24 factors near 1 drift by %):
-  // accumulate it in double where the device has fp64, rounding once at the end.
+  // accumulate it in double where the device has fp64, rounding once at the end; the float
+  // variant keeps a float-float product otherwise.
   if (a.op == ReduceOp::kProd && acc_kind(vdt) == AccKind::kF32 && dev.caps().fp64_math) {
     touches_f64 = true;
   }

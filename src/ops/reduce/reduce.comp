@@ -94,12 +94,51 @@ bool beats_value(V x, V y, bool want_max) {
   return beats(x, y, want_max);
 }
 
+#if !defined(V_DOUBLE) && !defined(V_INT)
+// The rounding error of p = x * y (Dekker): x * y - p exactly, for finite factors whose partial
+// products neither overflow nor underflow. The halves are cut by masking the low 12 mantissa
+// bits, so each partial product of 12-bit halves is exact in float whatever the compiler fuses.
+float product_error(float x, float y, float p) {
+  precise float xh = uintBitsToFloat(floatBitsToUint(x) & 0xFFFFF000u);
+  precise float yh = uintBitsToFloat(floatBitsToUint(y) & 0xFFFFF000u);
+  precise float xl = x - xh, yl = y - yh;
+  precise float e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl;
+  return e;
+}
+
+// s * t for prod in float: a float product's rounding errors compound (2^24 factors near 1 drift
+// by percent), so the state keeps a float-float value a + b (|b| at most half an ulp of a) where
+// the device has no fp64 to accumulate in. Zeros, infinities and NaN stay plain floats.
+State prod_float_float(State s, State t) {
+  precise float p = s.a * t.a;
+  if (p == 0.0 || isinf(p) || isnan(p)) {
+    s.a = p;
+    s.b = 0.0;
+    return s;
+  }
+  precise float lo = product_error(s.a, t.a, p) + (s.a * t.b + s.b * t.a);
+  precise float hi = p + lo;
+  if (isinf(hi) || isnan(hi)) {
+    s.a = p;
+    s.b = 0.0;
+    return s;
+  }
+  s.a = hi;
+  s.b = lo - (hi - p);
+  return s;
+}
+#endif
+
 // Combines two states; for index ops, t may also be a single element (t.n = its index).
 State combine(State s, State t) {
   if (OP == VKML_RED_SUM || OP == VKML_RED_NANSUM || OP == VKML_RED_MEAN) {
     s.a += t.a;
   } else if (OP == VKML_RED_PROD) {
+#if !defined(V_DOUBLE) && !defined(V_INT)
+    s = prod_float_float(s, t);
+#else
     s.a *= t.a;
+#endif
   } else if (OP == VKML_RED_ALL) {
     s.a = (s.a != V(0) && t.a != V(0)) ? V(1) : V(0);
   } else if (OP == VKML_RED_ANY) {

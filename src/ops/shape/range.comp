@@ -1,7 +1,8 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // arange / linspace / logspace into a strided 1-D tensor of dtype DST_*, with PyTorch's CPU
-// arithmetic: arange accumulates in double (f32, f64; float for 16-bit floats) or int64;
+// arithmetic: arange accumulates in double (f32, f64; float for 16-bit floats; f32 without fp64
+// emulates the two double operations on integers) or int64;
 // linspace steps in the dtype itself for floats (RND rounds after every operation like c10's
 // Half) and in double for integers. VKML_USE_FP64 variants have double; others use float.
 #include "vkml_common.glsl"
@@ -49,6 +50,9 @@ double RND(double x) { return x; }
 #define VAL ELEM
 #endif
 #include "store_cast.glsl"
+#if defined(DST_F32) && !defined(VKML_USE_FP64)
+#include "soft_double.glsl"
+#endif
 
 #define ELEM_AT(i) (pc.p.dst + uint64_t((i) * pc.p.stride * DST_SIZE))
 
@@ -59,6 +63,11 @@ void main() {
     if (pc.p.mode == VKML_RANGE_ARANGE) {
 #ifdef INTEGRAL
       store_dst(ELEM_AT(i), pc.p.start_i + pc.p.step_i * i);
+#elif defined(DST_F32) && !defined(VKML_USE_FP64)
+      // The CPU's double start + step * i, each operation rounded to double, then to float.
+      SoftDouble v = sd_add(sd_from_bits(pc.p.start_bits),
+                            sd_mul(sd_from_bits(pc.p.step_bits), sd_from_uint(uint64_t(i))));
+      store_dst(ELEM_AT(i), sd_to_float(v));
 #else
       // precise: the CPU multiplies then adds; GPU compilers would fuse into one fma and round
       // once (NVIDIA's does, which gives 1-ulp float16 differences).

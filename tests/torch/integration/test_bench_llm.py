@@ -77,7 +77,9 @@ def test_llm_logits_match_the_cpu(fallback):
                 got = vk(tok.to("vkml"), 70 + i)
                 steps.append((got, want))
             torch_vkml.synchronize()
-    assert "attention_decode_split_sg" in prof.times
+    # The split-KV decode kernels need subgroup arithmetic; without it the fused kernels attend.
+    decode = torch_vkml.get_device_properties().subgroup_arithmetic
+    assert ("attention_decode_split_sg" in prof.times) == decode
     scale = max(w.abs().max().item() for _, w in steps)
     for i, (g, w) in enumerate(steps):
         assert g.dtype == torch.float16 and g.shape == w.shape

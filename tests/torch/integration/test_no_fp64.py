@@ -1,7 +1,9 @@
 """A device without fp64 arithmetic (VKML_CAPS_MASK=no-fp64, with the rest of the weakest mask of
 docs/portability.md): every way of making a float64 or complex128 tensor on it raises a TypeError
 naming the dtype and the device, and the ops whose float32 and integer kernels once declared fp64
-(gathers and scatters, random draws, ranges, renorm) match the CPU with no validation message.
+(gathers and scatters, random draws, ranges, renorm) match the CPU with no validation message;
+float64 from the host and from PyTorch's Python (printing, GradScaler) takes float32 paths, and the
+results the CPU computes in double (arange, the scale update, a long product) are the CPU's.
 Devices are probed once per process, so each case is a subprocess."""
 
 import os
@@ -97,6 +99,62 @@ print("OPS OK")
 print("VALIDATION", torch_vkml._C.validation_message_count())
 """
 
+# Where float64 comes in from the host or from PyTorch's own Python: printing, copies from and to
+# float64 host tensors, Python floats as complex and isin operands, GradScaler's inverse scale; and
+# float32 results the CPU computes in double: arange, GradScaler's scale update, a long product.
+WIDENED = r"""
+import torch
+import torch_vkml
+
+x = torch.tensor([[1.5, -2.25e-3, float("inf")], [1e9, 0.0, float("nan")]])
+assert repr(x.to("vkml")).replace(", device='vkml:0'", "") == repr(x), repr(x.to("vkml"))
+host = torch.zeros(3, 2, dtype=torch.float64).t()
+host.copy_(x.to("vkml"))
+torch.testing.assert_close(host, x.double(), rtol=0, atol=0, equal_nan=True)
+d = torch.randn(4, 5, dtype=torch.float64)
+assert torch.equal(torch.empty(5, 4, device="vkml").t().copy_(d).cpu(), d.float())
+z = torch.randn(6, dtype=torch.complex64)
+assert torch.equal((z.to("vkml") * 2.5).cpu(), z * 2.5)
+assert torch.equal((z.to("vkml") + 0.1).cpu(), z + 0.1)
+t = torch.tensor([1.0, 2.5, 4.0], device="vkml")
+assert torch.isin(2.5, t).item() and not torch.isin(3.0, t).item()
+
+for start, step, n in [(0, 0.1, 1000), (-3.3, 0.7, 999), (1e6, 1 / 3, 5000), (0.5, -1e-3, 777)]:
+    i = torch.arange(n, dtype=torch.float64)
+    want = (torch.tensor(start, dtype=torch.float64) + torch.tensor(step, dtype=torch.float64) * i)
+    got = torch.arange(start, start + step * n, step, device="vkml")[:n].cpu()
+    assert torch.equal(got, want.float()), (start, step, (got - want.float()).abs().max())
+
+sc, tc = torch.full((1,), 1000.0), torch.zeros(1, dtype=torch.int32)
+sv, tv = sc.to("vkml"), tc.to("vkml")
+for inf in [0, 1, 0, 0, 1, 1, 0, 0, 0]:
+    fc = torch.full((1,), float(inf))
+    torch._amp_update_scale_(sv, tv, fc.to("vkml"), 2.0, 0.3, 2)
+    torch._amp_update_scale_(sc, tc, fc, 2.0, 0.3, 2)
+    assert sv.item() == sc.item() and tv.item() == tc.item(), (sv.item(), sc.item())
+
+grads = {}
+for device in ("cpu", "vkml"):
+    torch.manual_seed(1)
+    layer = torch.nn.Linear(7, 3).to(device)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler(device, init_scale=3.0)  # its reciprocal rounds
+    loss = layer(torch.linspace(-1, 1, 14).view(2, 7).to(device)).square().sum()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    grads[device] = layer.weight.grad.cpu()
+    scaler.step(opt)
+    scaler.update()
+torch.testing.assert_close(grads["vkml"], grads["cpu"], rtol=1e-6, atol=1e-7)
+
+g = torch.Generator().manual_seed(2)
+f = (1 + (torch.rand(1 << 20, generator=g, dtype=torch.float64) - 0.5) * 1e-6).float()
+exact = f.double().prod().item()
+assert abs(f.to("vkml").prod().item() - exact) <= 1e-6 * exact, (f.to("vkml").prod().item(), exact)
+print("WIDENED OK")
+print("VALIDATION", torch_vkml._C.validation_message_count())
+"""
+
 
 def run(script, **settings):
     env = dict(os.environ, **settings)
@@ -123,3 +181,9 @@ def test_index_random_range_and_renorm_kernels_need_no_fp64():
     r = run(OPS, VKML_VALIDATION="1", **WEAKEST)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OPS OK" in r.stdout and "VALIDATION 0" in r.stdout, r.stdout + r.stderr
+
+
+def test_float64_from_the_host_and_from_torch_python_takes_float32_paths():
+    r = run(WIDENED, VKML_VALIDATION="1", **WEAKEST)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "WIDENED OK" in r.stdout and "VALIDATION 0" in r.stdout, r.stdout + r.stderr

@@ -40,6 +40,7 @@ py::dict device_properties(int index) {
   d["int8"] = c.int8_math;
   d["int64"] = c.int64_math;
   d["subgroup_size"] = c.subgroup_size;
+  d["subgroup_arithmetic"] = (c.subgroup_ops & 0x4u) != 0;  // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
   d["max_shared_memory"] = c.max_shared_memory;
   d["cooperative_matrix"] = c.coopmat;
   d["cooperative_matrix_bf16"] = c.coopmat_bf16;

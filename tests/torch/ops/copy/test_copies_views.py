@@ -2,8 +2,7 @@
 
 import pytest
 import torch
-
-from nn_helpers import ALL_DTYPES, rand_any
+from nn_helpers import ALL_DTYPES, device_dtypes, rand_any
 
 
 def rand(shape, dtype, gen):
@@ -62,10 +61,21 @@ def test_device_copy_strided_and_broadcast(gen):
 
 
 def test_copy_to_non_contiguous_cpu_with_conversion(gen):
+    # float64 destinations and sources on the host: a device without fp64 converts on the host.
     x = torch.randn(5, 7, generator=gen)
     host = torch.zeros(7, 5, dtype=torch.float64).t()
     host.copy_(x.to("vkml"))
     assert torch.equal(host, x.double())
+    half = torch.zeros(7, 5, dtype=torch.float16).t()
+    half.copy_(x.to("vkml"))
+    assert torch.equal(half, x.half())
+    xd = torch.randn(7, 5, generator=gen, dtype=torch.float64).t()
+    dst = torch.empty(5, 7, device="vkml")
+    dst.copy_(xd)
+    assert torch.equal(dst.cpu(), xd.float())
+    dst = torch.empty(5, 7, dtype=torch.complex64, device="vkml")
+    dst.copy_(xd)
+    assert torch.equal(dst.cpu(), xd.to(torch.complex64))
 
 
 def test_views_share_storage(gen):
@@ -169,9 +179,10 @@ a = x.to('vkml:0')
 b = a.t().to('vkml:1')
 assert b.device == torch.device('vkml', 1)
 assert torch.equal(b.cpu(), x.t())
-c = torch.empty(7, 5, dtype=torch.float64, device='vkml:1')
+wide = torch.float64 if torch_vkml.has_float64_support() else torch.float16
+c = torch.empty(7, 5, dtype=wide, device='vkml:1')
 c.copy_(a.t())
-assert torch.equal(c.cpu(), x.t().double())
+assert torch.equal(c.cpu(), x.t().to(wide))
 torch_vkml.set_device(1)
 assert torch.empty(3, device='vkml').device.index == 1
 print('ok')
@@ -182,8 +193,8 @@ print('ok')
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8, torch.float32,
-                                   torch.bool, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float16, torch.bfloat16, torch.int8,
+                                                 torch.float32, torch.bool, torch.float64))
 def test_strided_copy_of_whole_rows(dtype, gen):
     """Permutes that keep the last dim contiguous (attention heads, patch tokens) copy 4-, 8- or
     16-byte units at a time when the row length, strides and addresses allow; every other case,

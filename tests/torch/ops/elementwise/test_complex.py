@@ -6,10 +6,11 @@ import warnings
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
 
-CDTYPES = [torch.complex64, torch.complex128]
+CDTYPES = device_dtypes(torch.complex64, torch.complex128)
 TOL = {torch.complex64: (1e-5, 1e-6), torch.complex128: (1e-12, 1e-14)}
 SPECIALS = [0.0, -0.0, 1.0, -2.5, math.inf, -math.inf, math.nan, 1e-30, 3e30]
 
@@ -58,13 +59,13 @@ def test_strided_copies_and_casts(dtype, gen):
     check(d.t().contiguous(), x.t().contiguous(), exact=True)
     check(d[::2, 1::3].clone(), x[::2, 1::3].clone(), exact=True)
     assert torch.equal(d.t().cpu(), x.t())
-    other = torch.complex128 if dtype == torch.complex64 else torch.complex64
-    check(d.to(other), x.to(other), exact=True)
-    for real in [torch.float32, torch.float64, torch.float16, torch.int32, torch.bool]:
+    for other in CDTYPES:
+        check(d.to(other), x.to(other), exact=True)
+    for real in device_dtypes(torch.float32, torch.float64, torch.float16, torch.int32, torch.bool):
         src = (torch.randn(5, 4, generator=gen) * 5).to(real)
         check(src.to("vkml").to(dtype), src.to(dtype), exact=True)
         check(src.to("vkml").t().to(dtype), src.t().to(dtype), exact=True)
-    for real in [torch.float32, torch.float64]:
+    for real in device_dtypes(torch.float32, torch.float64):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the imaginary part is discarded, as on the CPU
             check(d.to(real), x.to(real), exact=True)

@@ -7,10 +7,11 @@ import math
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
 
-CDTYPES = [torch.complex64, torch.complex128]
+CDTYPES = device_dtypes(torch.complex64, torch.complex128)
 # complex64 computes in float: a few ulp from the CPU's float kernels, as OpInfo allows.
 TOL = {torch.complex64: (1e-5, 1e-5), torch.complex128: (1e-12, 1e-12)}
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, math.inf, -math.inf, math.nan, 1e-30, 3e30]

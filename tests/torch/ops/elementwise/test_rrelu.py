@@ -109,8 +109,8 @@ def test_bad_inputs_raise_the_cpus_errors():
     for device in ("cpu", "vkml"):
         with pytest.raises(RuntimeError, match="noise tensor shape must match self tensor shape"):
             rrelu_with_noise(x.to(device), torch.empty(3, device=device), LOWER, UPPER, True)
-        with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
-            rrelu_with_noise(x.to(device), torch.empty(4, 5, dtype=torch.float64, device=device),
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Half"):
+            rrelu_with_noise(x.to(device), torch.empty(4, 5, dtype=torch.float16, device=device),
                              LOWER, UPPER, True)
         with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
             rrelu_with_noise(torch.arange(4, device=device), torch.empty(4, device=device), LOWER,

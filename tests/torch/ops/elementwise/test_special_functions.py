@@ -8,6 +8,7 @@ import math
 import mpmath
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
 
@@ -62,7 +63,7 @@ def relative_scale(name, x64):
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float64))
 def test_unary_against_float64(name, dtype):
     fn, lo, hi = UNARY[name]
     gen = torch.Generator().manual_seed(7)
@@ -142,7 +143,7 @@ def poly_inputs(dtype, gen):
 
 
 @pytest.mark.parametrize("name", sorted(POLY))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float64))
 def test_polynomials(name, dtype):
     fn = POLY[name]
     x, n = poly_inputs(dtype, torch.Generator().manual_seed(3))
@@ -204,7 +205,7 @@ def test_polynomials_ints_out_and_rejected(name):
         fn(half.to("vkml"), half.to("vkml"))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float64))
 def test_zeta(dtype):
     gen = torch.Generator().manual_seed(5)
     s = sample((40, 1), 0.5, 6, gen, [1.0, 0.5, 2.0, float("nan"), float("inf")]).to(dtype)
@@ -217,7 +218,8 @@ def test_zeta(dtype):
 
 
 @pytest.mark.parametrize("upper", [False, True])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float64, torch.float16,
+                                                 torch.bfloat16))
 def test_igamma(upper, dtype):
     fn = torch.igammac if upper else torch.igamma
     gen = torch.Generator().manual_seed(9)

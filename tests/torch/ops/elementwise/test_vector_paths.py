@@ -5,6 +5,7 @@ and against each other bit for bit; reductions over whole tensors, rows and colu
 
 import pytest
 import torch
+from nn_helpers import device_dtypes
 
 import torch_vkml  # noqa: F401
 
@@ -102,8 +103,8 @@ def test_integer_vector_path_exact(dtype, gen):
         assert torch.equal(got.cpu(), op(on_device(a, 1), on_device(b, 1)).cpu())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64,
-                                   torch.int8])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float16, torch.bfloat16,
+                                                 torch.float64, torch.int8))
 def test_inplace_out_views_and_sizes(dtype, gen):
     # In place and out= on the vector path, 2-D contiguous tensors, sizes around the threshold
     # and the vector widths, aligned views (offset a multiple of 16 bytes), zero-size.

@@ -388,6 +388,6 @@ def test_fused_rejects_bad_inputs():
     with pytest.raises(RuntimeError, match="dtype"):
         torch._fused_adam_([p], [g.half()], [m], [v], [], [step], **kw)
     with pytest.raises(RuntimeError, match="state_steps"):
-        torch._fused_adam_([p], [g], [m], [v], [], [step.double()], **kw)
+        torch._fused_adam_([p], [g], [m], [v], [], [step.half()], **kw)
     with pytest.raises(RuntimeError, match="2 tensors|must have 1"):
         torch._fused_adam_([p], [g, g], [m], [v], [], [step], **kw)

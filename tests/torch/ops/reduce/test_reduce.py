@@ -8,11 +8,12 @@ import warnings
 
 import pytest
 import torch
+from nn_helpers import HAS_FLOAT64, device_dtypes
 
 import torch_vkml
 
 VK = "vkml"
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+FLOATS = device_dtypes(torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Relative tolerance of a result against its float64 reference, by dtype.
 RTOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float64: 1e-12}
 
@@ -114,11 +115,13 @@ def test_dtype_argument_casts_before_accumulating():
     x = rand(5, 40, seed=5) * 10
     v = x.to(VK)
     assert_matches(v.sum(1, dtype=torch.int32), x.sum(1, dtype=torch.int32))
-    assert_matches(v.sum(dtype=torch.float64), x.sum(dtype=torch.float64), 1e-6)
     assert_matches(v.sum(1, dtype=torch.float16), x.sum(1, dtype=torch.float16), 2e-3)
-    assert_matches(v.mean(0, dtype=torch.float64), x.double().mean(0), 1e-6)
     assert_matches(v.half().mean(1), x.half().double().mean(1).half(), 2e-3)
-    assert_matches(v.prod(1, dtype=torch.float64), x.prod(1, dtype=torch.float64), 1e-5)
+    assert_matches(v.half().sum(0, dtype=torch.float32), x.half().sum(0, dtype=torch.float32), 1e-5)
+    if HAS_FLOAT64:
+        assert_matches(v.sum(dtype=torch.float64), x.sum(dtype=torch.float64), 1e-6)
+        assert_matches(v.mean(0, dtype=torch.float64), x.double().mean(0), 1e-6)
+        assert_matches(v.prod(1, dtype=torch.float64), x.prod(1, dtype=torch.float64), 1e-5)
 
 
 def test_nansum_skips_nans():
@@ -135,7 +138,7 @@ def test_nansum_skips_nans():
 
 @pytest.mark.parametrize(
     "dtype",
-    [
+    device_dtypes(
         torch.float32,
         torch.float16,
         torch.bfloat16,
@@ -144,7 +147,7 @@ def test_nansum_skips_nans():
         torch.uint8,
         torch.bool,
         torch.int64,
-    ],
+    ),
 )
 def test_max_min_argmax_first_occurrence(dtype):
     x = rand(9, 60, dtype=dtype, seed=7, lo=-3, hi=3)  # small integer range: many ties
@@ -240,7 +243,7 @@ def test_std_var_degenerate_and_warning():
         assert_matches(x.to(VK).std(correction=5), x.std(correction=5))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.bfloat16, torch.float64))
 def test_vector_norms(dtype):
     x = rand(8, 21, dtype=dtype, seed=12)
     x[0, 0] = 0
@@ -253,12 +256,15 @@ def test_vector_norms(dtype):
         assert_matches(vx.norm(), ref.norm().to(dtype), RTOL[dtype])
         assert_matches(vx.norm(1, dim=1), ref.norm(1, dim=1).to(dtype), RTOL[dtype])
         assert_matches(torch.norm(vx, p="fro"), ref.norm(p="fro").to(dtype), RTOL[dtype])
-    v = x.to(VK)
-    want = torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64)
-    assert_matches(torch.linalg.vector_norm(v, 2, dim=1, dtype=torch.float64), want, 1e-5)
+    if HAS_FLOAT64:
+        v = x.to(VK)
+        want = torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64)
+        assert_matches(torch.linalg.vector_norm(v, 2, dim=1, dtype=torch.float64), want, 1e-5)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int32])
+@pytest.mark.parametrize(
+    "dtype", device_dtypes(torch.float32, torch.float16, torch.float64, torch.int32)
+)
 def test_logsumexp(dtype):
     x = rand(6, 50, dtype=dtype, seed=13) * (4 if dtype.is_floating_point else 1)
     if dtype.is_floating_point:
@@ -290,8 +296,10 @@ def test_cumsum_cumprod(dtype):
                 scale,
             )
         assert_matches(vx[:, :12].cumprod(1), cx[:, :12].cumprod(1), RTOL.get(dtype, 0) * 4)
-    v = x.to(VK)
-    assert_matches(v.cumsum(1, dtype=torch.float64), x.cumsum(1, dtype=torch.float64), 1e-5, 1e3)
+    if HAS_FLOAT64:
+        v = x.to(VK)
+        assert_matches(v.cumsum(1, dtype=torch.float64), x.cumsum(1, dtype=torch.float64), 1e-5,
+                       1e3)
 
 
 def test_long_scans_and_many_lines():
@@ -304,7 +312,7 @@ def test_long_scans_and_many_lines():
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float16, torch.int16, torch.bool, torch.float64]
+    "dtype", device_dtypes(torch.float32, torch.float16, torch.int16, torch.bool, torch.float64)
 )
 def test_cummax_cummin_ties_and_nan(dtype):
     x = rand(4, 80, dtype=dtype, seed=17, lo=-3, hi=3)
@@ -324,8 +332,9 @@ def test_logcumsumexp():
     for cx, vx in layouts(x):
         assert_matches(torch.logcumsumexp(vx, 1), torch.logcumsumexp(cx.double(), 1).float(), 2e-5)
         assert_matches(torch.logcumsumexp(vx, 0), torch.logcumsumexp(cx.double(), 0).float(), 2e-5)
-    d = rand(3, 40, dtype=torch.float64, seed=19)
-    assert_matches(torch.logcumsumexp(d.to(VK), 1), torch.logcumsumexp(d, 1), 1e-12)
+    if HAS_FLOAT64:
+        d = rand(3, 40, dtype=torch.float64, seed=19)
+        assert_matches(torch.logcumsumexp(d.to(VK), 1), torch.logcumsumexp(d, 1), 1e-12)
 
 
 def test_logcumsumexp_backward_matches_cpu():
@@ -558,9 +567,10 @@ def test_out_and_in_place_forms():
     ob = out(torch.bool)
     torch.any(v.bool(), 1, out=ob)
     assert_matches(ob, x.bool().any(1))
-    full = out(torch.float64)
-    torch.max(v, out=full)
-    assert_matches(full, x.max().double())
+    if HAS_FLOAT64:  # an out= of a wider dtype
+        full = out(torch.float64)
+        torch.max(v, out=full)
+        assert_matches(full, x.max().double())
     same_shape = torch.empty(6, device=VK)  # right shape already: written in place, no resize
     torch.sum(v, 1, out=same_shape)
     assert_matches(same_shape, x.sum(1))
@@ -728,7 +738,8 @@ def test_autograd_matches_cpu(fallback, name):
 def test_printing_matches_cpu(fallback):
     x = rand(3, 4, seed=25)
     x[0, 0] = math.inf
-    for t in (x, x.double(), (x * 100).int(), x > 0, torch.tensor(1.5), torch.empty(0)):
+    wide = [x.double()] if HAS_FLOAT64 else []
+    for t in [x, *wide, (x * 100).int(), x > 0, torch.tensor(1.5), torch.empty(0)]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             text = re.sub(r"\s+", "", repr(t.to(VK))).replace(",device='vkml:0'", "")

@@ -5,7 +5,7 @@ nearest), zeros/border/reflection padding, align_corners both ways, grids reachi
 import pytest
 import torch
 import torch.nn.functional as F
-from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, only_native, randn
+from nn_helpers import FLOAT_DTYPES, assert_close_to_ref, device_dtypes, only_native, randn
 
 
 def check(dtype, gen, x_shape, grid_shape, layout=None, **kw):
@@ -49,7 +49,7 @@ def test_grid_sample_2d(dtype, gen, fallback):
         check(dtype, gen, (2, 3, 5, 7), (2, 4, 6, 2), **kw)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", device_dtypes(torch.float32, torch.float64))
 def test_grid_sample_3d(dtype, gen, fallback):
     for kw in [
         dict(mode="bilinear", padding_mode="zeros", align_corners=False),

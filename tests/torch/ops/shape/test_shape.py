@@ -150,6 +150,17 @@ def test_float_ranges_match_cpu_closely():
         torch.logspace(0, 1, 3, dtype=torch.float64, device=V)
 
 
+@pytest.mark.parametrize("start,step,n", [(0, 0.1, 1000), (-3.3, 0.7, 999), (1e6, 1 / 3, 5000),
+                                          (0.5, -1e-3, 777), (1e-30, 3e-33, 100)])
+def test_float32_arange_rounds_the_double_value_once(start, step, n):
+    """start + step * i in double (each operation rounded, as the CPU's scalar loop), rounded to
+    float32: devices without fp64 compute those double operations on integers."""
+    i = torch.arange(n, dtype=torch.float64)
+    want = torch.tensor(start, dtype=torch.float64) + torch.tensor(step, dtype=torch.float64) * i
+    got = torch.arange(start, start + step * n, step, device=V)[:n].cpu()
+    assert got.dtype == torch.float32 and torch.equal(got, want.float())
+
+
 def test_randperm_is_a_reproducible_permutation():
     torch.manual_seed(11)
     a = torch.randperm(1000, device=V).cpu()

@@ -119,6 +119,13 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   raw_copy(dst, s);
 }
 
+// float64 and complex128, which a device without fp64 cannot hold (a host tensor of them is
+// converted on the host, on its way to or from such a device).
+bool device_refuses(at::ScalarType t, const vkml::Device& d) {
+  return (t == at::kDouble || t == at::kComplexDouble) &&
+         !d.caps().supports_dtype(vkml::DType::kF64);
+}
+
 // With non_blocking into contiguous pinned memory of src's device, the download is a copy recorded
 // on the stream (the data is there once the stream passes it); otherwise the host waits for it.
 void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src, bool non_blocking = false) {
@@ -140,17 +147,21 @@ void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src, bool non_blocking
     });
     return;
   }
-  // Gather on the device into a dense tensor of dst's dtype, then one download.
-  at::Tensor staged = at::empty(dst.sizes(), s.options().dtype(dst.scalar_type()));
+  // Gather on the device into a dense tensor of dst's dtype, then one download; a dtype the device
+  // cannot hold is staged in src's dtype and widened on the host.
+  const at::ScalarType stage = device_refuses(dst.scalar_type(), d) ? s.scalar_type()
+                                                                     : dst.scalar_type();
+  at::Tensor staged = at::empty(dst.sizes(), s.options().dtype(stage));
   device_copy(staged, s);
-  if (pinned) {  // dst has staged's layout and no bits: download into it directly
+  // dst has staged's layout, dtype and no bits: download into it directly.
+  if (pinned && stage == dst.scalar_type()) {
     translate_errors([&] {
       vkml::download_pinned(d, reinterpret_cast<uint64_t>(staged.data_ptr()), dst.data_ptr(),
                                  dst.nbytes());
     });
     return;
   }
-  at::Tensor host = at::empty(dst.sizes(), dst.options());
+  at::Tensor host = at::empty(dst.sizes(), dst.options().dtype(stage));
   translate_errors([&] {
     d.stream().download(reinterpret_cast<uint64_t>(staged.data_ptr()), host.data_ptr(),
                         host.nbytes());
@@ -180,6 +191,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   if (is_vkml(dst)) {
     at::Tensor src = self.device().is_cpu() ? self : self.to(at::kCPU);
+    if (device_refuses(src.scalar_type(), core_device(dst))) src = src.to(dst.scalar_type());
     c10::DeviceGuard guard(dst.device());
     at::Tensor expanded = src.expand(dst.sizes());
     if (dst.is_contiguous() && expanded.is_contiguous() &&

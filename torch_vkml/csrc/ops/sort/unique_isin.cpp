@@ -206,7 +206,10 @@ at::Tensor isin_scalar(const at::Tensor& elements, const at::Scalar& test, bool 
 
 at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& test_elements,
                                    bool assume_unique, bool invert, at::Tensor& out) {
-  at::Tensor e = at::native::wrapped_scalar_tensor(element, test_elements.device());
+  // The scalar takes the common dtype on the CPU before it moves: a Python float is a float64
+  // tensor, which a device without fp64 cannot hold.
+  at::Tensor wrapped = at::native::wrapped_scalar_tensor(element);
+  at::Tensor e = wrapped.to(at::result_type(wrapped, test_elements)).to(test_elements.device());
   return isin_out(e, test_elements, assume_unique, invert, out);
 }
 
