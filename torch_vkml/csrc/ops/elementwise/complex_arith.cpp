@@ -27,8 +27,8 @@ at::Tensor re(const at::Tensor& r) { return r.select(-1, 0); }
 at::Tensor im(const at::Tensor& r) { return r.select(-1, 1); }
 
 // `t` on `device` as dtype `type`, expanded to `shape`, with its conj / neg bits applied. A CPU
-// operand (a wrapped Python scalar, float64 or complex128) takes the dtype before it moves: a device
-// without fp64 holds complex64 but not complex128.
+// operand (a wrapped Python scalar, float64 or complex128) takes the dtype before it moves: a
+// device without fp64 holds complex64 but not complex128.
 at::Tensor operand(const at::Tensor& t, at::Device device, at::ScalarType type,
                    at::IntArrayRef shape) {
   at::Tensor x = t.to(type).to(device);
