@@ -36,6 +36,8 @@ Options:
   --build-dir DIR       build folder (default build-gpu; `build` reuses the local build here)
   --python PY           Python that holds torch (default python3)
   --jobs N              build jobs (default: the number of cores)
+  --targets LIST        build targets, comma-separated (default: all; `_C,vkml-info` builds what
+                        the torch steps need, without the gtests)
   --gtest-filter F      gtest filter (default *)
   --gtest-shards N      parallel shards of the op suite (default 2)
   --workers N           pytest-xdist workers (default 8)
@@ -68,6 +70,7 @@ BUDGET=570
 BUILD=build-gpu
 PY=python3
 JOBS=$(nproc 2>/dev/null || echo 4)
+TARGETS=''
 GTEST_FILTER='*'
 GTEST_SHARDS=2
 WORKERS=8
@@ -87,6 +90,7 @@ while [ $# -gt 0 ]; do
     --build-dir) BUILD=$2 ;;
     --python) PY=$2 ;;
     --jobs) JOBS=$2 ;;
+    --targets) TARGETS=$2 ;;
     --gtest-filter) GTEST_FILTER=$2 ;;
     --gtest-shards) GTEST_SHARDS=$2 ;;
     --workers) WORKERS=$2 ;;
@@ -234,7 +238,7 @@ if has build; then
   # Unity batches would leave most of a many-core machine idle: the bridge compiles file by file.
   bounded 60 "$log" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVKML_UNITY_BRIDGE=OFF \
     -DPython3_EXECUTABLE="$PY" "${cmake_extra[@]}" \
-    && bounded 100000 "$log" cmake --build "$BUILD" -j"$JOBS"
+    && bounded 100000 "$log" cmake --build "$BUILD" -j"$JOBS" ${TARGETS:+--target ${TARGETS//,/ }}
   rc=$?
   [ $rc -ne 0 ] && grep -m3 -A12 -E 'error|Error' "$log" | cut -c1-300
   "$BUILD/vkml-info" 2>&1 | head -4 >> "$log"
