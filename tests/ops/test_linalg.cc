@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linalg_test_util.h"
 #include "nn_test_util.h"
 #include "vkml/errors.h"
 #include "vkml/linalg.h"
@@ -15,29 +16,6 @@ namespace {
 
 // Row-major m x n matrices on the host.
 using Mat = std::vector<double>;
-
-// getf2: LU in place, 1-based pivots, info.
-int host_lu(Mat& a, int64_t m, int64_t n, std::vector<int>& piv) {
-  int info = 0;
-  const int64_t k = std::min(m, n);
-  piv.assign(k, 0);
-  for (int64_t j = 0; j < k; ++j) {
-    int64_t r = j;
-    for (int64_t i = j + 1; i < m; ++i)
-      if (std::fabs(a[i * n + j]) > std::fabs(a[r * n + j])) r = i;
-    piv[j] = static_cast<int>(r + 1);
-    if (a[r * n + j] == 0) {
-      if (!info) info = static_cast<int>(j + 1);
-      continue;
-    }
-    for (int64_t c = 0; c < n; ++c) std::swap(a[j * n + c], a[r * n + c]);
-    for (int64_t i = j + 1; i < m; ++i) {
-      a[i * n + j] /= a[j * n + j];
-      for (int64_t c = j + 1; c < n; ++c) a[i * n + c] -= a[i * n + j] * a[j * n + c];
-    }
-  }
-  return info;
-}
 
 // geqr2: R and reflectors in place, tau (LAPACK's dlarfg signs).
 void host_qr(Mat& a, int64_t m, int64_t n, std::vector<double>& tau) {
@@ -62,21 +40,11 @@ void host_qr(Mat& a, int64_t m, int64_t n, std::vector<double>& tau) {
   }
 }
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want, double tol,
-                     const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
-  }
-}
-
 std::vector<DType> float_types(Device& dev) {
   std::vector<DType> t = {DType::kF32};
   if (dev.caps().supports_dtype(DType::kF64)) t.push_back(DType::kF64);
   return t;
 }
-
-double tol(DType t) { return t == DType::kF32 ? 2e-4 : 1e-10; }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 
+#include "linalg_test_util.h"
 #include "nn_test_util.h"
 #include "vkml/errors.h"
 #include "vkml/linalg.h"
@@ -64,31 +65,6 @@ CMat random_complex(size_t n, uint32_t seed) {
   return v;
 }
 
-double cabs1(C z) { return std::fabs(z.real()) + std::fabs(z.imag()); }
-
-// zgetf2: LU in place, pivots by |re| + |im| (izamax), 1-based, info.
-int host_lu(CMat& a, int64_t m, int64_t n, std::vector<int>& piv) {
-  int info = 0;
-  const int64_t k = std::min(m, n);
-  piv.assign(k, 0);
-  for (int64_t j = 0; j < k; ++j) {
-    int64_t r = j;
-    for (int64_t i = j + 1; i < m; ++i)
-      if (cabs1(a[i * n + j]) > cabs1(a[r * n + j])) r = i;
-    piv[j] = static_cast<int>(r + 1);
-    if (a[r * n + j] == C(0)) {
-      if (!info) info = static_cast<int>(j + 1);
-      continue;
-    }
-    for (int64_t c = 0; c < n; ++c) std::swap(a[j * n + c], a[r * n + c]);
-    for (int64_t i = j + 1; i < m; ++i) {
-      a[i * n + j] /= a[j * n + j];
-      for (int64_t c = j + 1; c < n; ++c) a[i * n + c] -= a[i * n + j] * a[j * n + c];
-    }
-  }
-  return info;
-}
-
 // (m x k) @ (k x n), with op = conj-transpose of `a` where `adjoint_a`.
 CMat matmul(const CMat& a, const CMat& b, int64_t m, int64_t k, int64_t n,
             bool adjoint_a = false) {
@@ -103,21 +79,11 @@ CMat matmul(const CMat& a, const CMat& b, int64_t m, int64_t k, int64_t n,
   return out;
 }
 
-void expect_near_all(const CMat& got, const CMat& want, double tol, const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_LE(std::abs(got[i] - want[i]), tol * (1 + std::abs(want[i])))
-        << what << " at " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
-
 std::vector<DType> real_types(Device& dev) {
   std::vector<DType> t = {DType::kF32};
   if (dev.caps().supports_dtype(DType::kC128)) t.push_back(DType::kF64);
   return t;
 }
-
-double tol(DType real) { return real == DType::kF32 ? 2e-4 : 1e-10; }
 
 // Hermitian positive definite n x n: r r^H + n I.
 CMat hermitian_pd(int64_t n, uint32_t seed) {

@@ -13,8 +13,10 @@ import torch_vkml.profiler
 HAS_FLOAT64 = torch_vkml.has_float64_support()
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
     [torch.float64] if HAS_FLOAT64 else [])
-# The widest float the device computes in: tests comparing exactly with the CPU use it.
+# The widest float and complex dtypes the device computes in: tests comparing exactly with the
+# CPU use them.
 WIDE_FLOAT = torch.float64 if HAS_FLOAT64 else torch.float32
+WIDE_COMPLEX = torch.complex128 if HAS_FLOAT64 else torch.complex64
 
 
 def device_dtypes(*dtypes):
@@ -33,23 +35,55 @@ TOLERANCES = {
     torch.float16: (2e-3, 1e-3),
     torch.bfloat16: (2e-2, 1e-2),
     torch.float64: (1e-10, 1e-12),
+    torch.complex64: (1e-5, 1e-6),
+    torch.complex128: (1e-10, 1e-12),
 }
+
+
+def wide(t):
+    """t in the precision the CPU reference computes in: complex128 for complex tensors, float64
+    for floating ones; other tensors and Python scalars unchanged."""
+    if isinstance(t, torch.Tensor) and t.is_complex():
+        return t.to(torch.complex128)
+    if isinstance(t, torch.Tensor) and t.is_floating_point():
+        return t.double()
+    return t
 
 
 def assert_close_to_ref(
     got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype | None = None, scale: float = 1.0
 ) -> None:
-    """got (vkml) against ref (CPU float64), with the tolerance of dtype (got's by default)."""
+    """got (vkml) against ref (CPU float64 or complex128), with the tolerance of dtype (got's by
+    default); a complex result never matches a real reference."""
     assert got.device.type == "vkml"
+    assert got.is_complex() == ref.is_complex(), (got.dtype, ref.dtype)
     rtol, atol = TOLERANCES[dtype or got.dtype]
+    to = torch.complex128 if got.is_complex() else torch.float64
     torch.testing.assert_close(
-        got.cpu().double(), ref.double(), rtol=rtol, atol=atol * scale, equal_nan=True
+        got.cpu().resolve_conj().to(to), ref.resolve_conj().to(to), rtol=rtol, atol=atol * scale,
+        equal_nan=True,
     )
 
 
 def randn(shape, dtype, gen, scale=1.0):
-    """Random values rounded to dtype (the reference then starts from the same numbers)."""
-    return (torch.randn(shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+    """Random values rounded to dtype (the reference then starts from the same numbers); complex
+    dtypes draw complex128 values."""
+    drawn = torch.complex128 if dtype.is_complex else torch.float64
+    return (torch.randn(shape, generator=gen, dtype=drawn) * scale).to(dtype)
+
+
+def crandn(shape, dtype, gen, scale=1.0):
+    """Random complex values whose real and imaginary parts are each standard normal times
+    `scale`, rounded to dtype."""
+    real = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
+    imag = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
+    return torch.complex(real, imag).to(dtype)
+
+
+def complex_pairs(parts, dtype):
+    """Every pair of the floats in `parts` as (real, imaginary) parts: len(parts)**2 values."""
+    v = torch.tensor(parts, dtype=torch.float64)
+    return torch.complex(v.repeat_interleave(len(parts)), v.repeat(len(parts))).to(dtype)
 
 
 def rand_any(shape, dtype, gen, scale=4.0, int_range=(-20, 20), uint8_range=(0, 30)):

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from nn_helpers import complex_pairs, crandn, wide
 
 import torch_vkml  # noqa: F401
 
@@ -17,24 +18,9 @@ TOL = {torch.complex64: (2e-5, 2e-5), torch.complex128: (1e-11, 1e-11)}
 PARTS = [0.0, -0.0, 1.0, -2.5, 0.3, math.inf, -math.inf, math.nan]
 
 
-def crandn(shape, dtype, gen, scale=1.0):
-    real = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    imag = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    return torch.complex(real, imag).to(dtype)
-
-
 def specials(dtype):
     """Every pair of PARTS as (real, imaginary) parts: 64 values."""
-    v = torch.tensor(PARTS, dtype=torch.float64)
-    return torch.complex(v.repeat_interleave(len(PARTS)), v.repeat(len(PARTS))).to(dtype)
-
-
-def wide(t):
-    if isinstance(t, torch.Tensor) and t.is_complex():
-        return t.to(torch.complex128)
-    if isinstance(t, torch.Tensor) and t.is_floating_point():
-        return t.double()
-    return t
+    return complex_pairs(PARTS, dtype)
 
 
 def on_vkml(t):

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from nn_helpers import device_dtypes
+from nn_helpers import complex_pairs, crandn, device_dtypes
 
 import torch_vkml  # noqa: F401
 
@@ -21,16 +21,9 @@ FUNCTIONS = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "r
              "acos", "atan", "asinh", "acosh", "atanh"]
 
 
-def crandn(shape, dtype, gen, scale=1.0):
-    real = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    imag = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    return torch.complex(real, imag).to(dtype)
-
-
 def specials(dtype):
     """Every pair of special values as one complex tensor."""
-    v = torch.tensor(SPECIALS, dtype=torch.float64)
-    return torch.complex(v.repeat_interleave(len(SPECIALS)), v.repeat(len(SPECIALS))).to(dtype)
+    return complex_pairs(SPECIALS, dtype)
 
 
 def check(got, ref):

@@ -1,24 +1,31 @@
-"""Matrix products on vkml against a float64 CPU reference: mm, addmm, bmm, baddbmm, addbmm, mv,
-addmv, dot, vdot, addr (functional, in-place, out=), matmul over rank combinations, linear,
-autograd without layout copies, and bad-input errors."""
+"""Matrix products on vkml, real and complex, against a float64 / complex128 CPU reference: mm,
+addmm, bmm, baddbmm, addbmm, mv, addmv, dot, vdot, addr (functional, in-place, out=) with
+transposed, sliced, broadcast, conjugated and negated views, real and complex alpha/beta; matmul
+over rank combinations, linear, tensordot, inner, vecdot and @ without a CPU fallback; autograd
+without layout copies, and bad-input errors."""
 
 import pytest
 import torch
 import torch.nn.functional as F
+from nn_helpers import device_dtypes, randn, wide
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_vkml
 import torch_vkml.profiler
 
-# float64 runs where the device has fp64 arithmetic.
-DTYPES = [torch.float32, torch.float16, torch.bfloat16] + (
-    [torch.float64] if torch_vkml.has_float64_support() else []
-)
-TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-10}
+# float64 and complex128 run where the device has fp64 arithmetic.
+DTYPES = device_dtypes(torch.float32, torch.float16, torch.bfloat16, torch.float64)
+CDTYPES = device_dtypes(torch.complex64, torch.complex128)
+TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-10,
+       torch.complex64: 1e-4, torch.complex128: 1e-10}
 
 
 def rand(*shape, dtype=torch.float32, gen=None):
-    return torch.randn(*shape, generator=gen, dtype=torch.float64).to(dtype)
+    return randn(shape, dtype, gen)
+
+
+def crand(*shape, dtype=torch.complex64, gen=None):
+    return randn(shape, dtype, gen)
 
 
 def dev(t):
@@ -32,10 +39,12 @@ def dev_view(t):
 
 
 def check(got, ref, dtype):
-    """got (vkml) vs ref (float64 CPU): worst error relative to the result's magnitude."""
+    """got (vkml) vs ref (float64 / complex128 CPU): worst error relative to the result's
+    magnitude."""
     assert got.device.type == "vkml"
     assert got.dtype == dtype
-    got = got.cpu().double()
+    got = wide(got.cpu().resolve_conj().resolve_neg())
+    ref = wide(ref.resolve_conj().resolve_neg())
     assert got.shape == ref.shape
     if ref.numel() == 0:
         return
@@ -44,13 +53,13 @@ def check(got, ref, dtype):
     assert err <= TOL[dtype], f"relative error {err}"
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + CDTYPES)
 @pytest.mark.parametrize(
     "m,k,n", [(1, 1, 1), (7, 3, 5), (33, 17, 65), (0, 3, 4), (3, 0, 4), (3, 4, 0), (70, 130, 9)]
 )
 def test_mm_shapes_and_dtypes(dtype, m, k, n, gen):
     a, b = rand(m, k, dtype=dtype, gen=gen), rand(k, n, dtype=dtype, gen=gen)
-    check(torch.mm(dev(a), dev(b)), a.double() @ b.double(), dtype)
+    check(torch.mm(dev(a), dev(b)), wide(a) @ wide(b), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -387,9 +396,11 @@ def test_strided_vectors(gen):
         ((2, 3, 4, 5), (2, 3, 5, 6)),
     ],
 )
-def test_matmul_every_rank_runs_natively(sa, sb, gen, fallback):
-    a, b = rand(*sa, gen=gen), rand(*sb, gen=gen)
-    check(torch.matmul(dev(a), dev(b)), a.double() @ b.double(), torch.float32)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_matmul_every_rank_runs_natively(sa, sb, dtype, gen, fallback):
+    a, b = rand(*sa, dtype=dtype, gen=gen), rand(*sb, dtype=dtype, gen=gen)
+    check(torch.matmul(dev(a), dev(b)), wide(a) @ wide(b), dtype)
+    check(dev(b).__rmatmul__(dev(a)), wide(a) @ wide(b), dtype)
     assert torch_vkml.fallback_stats() == {}
 
 
@@ -468,3 +479,178 @@ def test_bad_inputs_raise_like_cpu():
         torch.mm(dev(a), torch.randn(3, 2))
     with pytest.raises(NotImplementedError):
         torch.mm(dev(torch.ones(2, 3, dtype=torch.int64)), dev(torch.ones(3, 2, dtype=torch.int64)))
+
+
+# ---- complex operands: lazy conj/neg bits, complex alpha/beta, composites ----
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_mm_views_conj_and_neg_bits(dtype, gen):
+    base_a, base_b = crand(40, 30, dtype=dtype, gen=gen), crand(22, 60, dtype=dtype, gen=gen)
+    cases = [
+        (base_a.t()[:, :22], base_b),  # transposed A
+        (base_a[::2, ::2][:, :11], base_b[::2, ::3]),  # neither stride is 1
+        (base_a[:1, :22].expand(5, 22), base_b),  # broadcast rows (stride 0)
+    ]
+    for a, b in cases:
+        da, db = dev_view(a), dev_view(b)
+        assert da.stride() == a.stride() and db.stride() == b.stride()
+        check(torch.mm(da, db), wide(a) @ wide(b), dtype)
+        # Lazy conjugation and negation: the bits are read, never materialised by the caller.
+        check(torch.mm(da.conj(), db), wide(a).conj() @ wide(b), dtype)
+        check(torch.mm(da, db.conj()), wide(a) @ wide(b).conj(), dtype)
+        check(torch.mm(torch._neg_view(da), db.conj()), -wide(a) @ wide(b).conj(), dtype)
+        check(torch.mm(torch._neg_view(da.conj()), db), -wide(a).conj() @ wide(b), dtype)
+    a, b = crand(6, 9, dtype=dtype, gen=gen), crand(6, 4, dtype=dtype, gen=gen)
+    check(torch.mm(dev(a).mH, dev(b)), wide(a).mH @ wide(b), dtype)  # mm's backward shape
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_mm_out_and_aliasing(dtype, gen):
+    a, b = crand(6, 6, dtype=dtype, gen=gen), crand(6, 6, dtype=dtype, gen=gen)
+    da, db = dev(a), dev(b)
+    out = torch.empty(0, device="vkml", dtype=dtype)
+    torch.mm(da, db, out=out)
+    check(out, wide(a) @ wide(b), dtype)
+    torch.mm(da, db, out=da)  # out is an input: the product still reads the old values
+    check(da, wide(a) @ wide(b), dtype)
+    o = torch.empty(6, 6, device="vkml", dtype=dtype).t()  # column-major out
+    torch.mm(dev(a), db, out=o)
+    check(o, wide(a) @ wide(b), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize(
+    "alpha,beta", [(1, 0), (2.5, -0.5), (1 + 2j, 0.5 - 1j), (0.5j, 0), (1, 1j)]
+)
+def test_addmm_alpha_beta(dtype, alpha, beta, gen):
+    s, a, b = (crand(7, 5, dtype=dtype, gen=gen), crand(7, 9, dtype=dtype, gen=gen),
+               crand(9, 5, dtype=dtype, gen=gen))
+    ref = beta * wide(s) + alpha * (wide(a) @ wide(b))
+    check(torch.addmm(dev(s), dev(a), dev(b), beta=beta, alpha=alpha), ref, dtype)
+    check(torch.addmm(dev(s).conj(), dev(a), dev(b), beta=beta, alpha=alpha),
+          beta * wide(s).conj() + alpha * (wide(a) @ wide(b)), dtype)
+    row = s[:1]  # broadcast self
+    check(torch.addmm(dev(row), dev(a), dev(b), beta=beta, alpha=alpha),
+          beta * wide(row) + alpha * (wide(a) @ wide(b)), dtype)
+    d = dev(s)
+    d.addmm_(dev(a), dev(b), beta=beta, alpha=alpha)
+    check(d, ref, dtype)
+    out = torch.empty(0, device="vkml", dtype=dtype)
+    torch.addmm(dev(s), dev(a), dev(b), beta=beta, alpha=alpha, out=out)
+    check(out, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_batched_products(dtype, gen):
+    b1, b2 = crand(3, 7, 5, dtype=dtype, gen=gen), crand(3, 5, 6, dtype=dtype, gen=gen)
+    s = crand(3, 7, 6, dtype=dtype, gen=gen)
+    check(torch.bmm(dev(b1), dev(b2)), wide(b1) @ wide(b2), dtype)
+    check(torch.bmm(dev(b1).conj(), dev(b2).transpose(1, 2).contiguous().transpose(1, 2)),
+          wide(b1).conj() @ wide(b2), dtype)
+    check(torch.baddbmm(dev(s), dev(b1), dev(b2), beta=0.5, alpha=2 - 1j),
+          0.5 * wide(s) + (2 - 1j) * (wide(b1) @ wide(b2)), dtype)
+    d = dev(s)
+    d.baddbmm_(dev(b1), dev(b2), beta=-1)
+    check(d, -wide(s) + wide(b1) @ wide(b2), dtype)
+    s2 = crand(7, 6, dtype=dtype, gen=gen)
+    ref = 0.5 * wide(s2) + 2 * (wide(b1) @ wide(b2)).sum(0)
+    check(torch.addbmm(dev(s2), dev(b1), dev(b2), beta=0.5, alpha=2), ref, dtype)
+    d = dev(s2)
+    d.addbmm_(dev(b1), dev(b2), beta=0.5, alpha=2)
+    check(d, ref, dtype)
+    check(torch.addbmm(dev(s2), dev(b1[:0]), dev(b2[:0]), beta=3j), 3j * wide(s2), dtype)
+    check(torch.bmm(dev(b1[:, :0]), dev(b2)), wide(b1[:, :0]) @ wide(b2), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_complex_vector_products(dtype, gen):
+    mat, vec = crand(37, 23, dtype=dtype, gen=gen), crand(23, dtype=dtype, gen=gen)
+    ref = wide(mat) @ wide(vec)
+    check(torch.mv(dev(mat), dev(vec)), ref, dtype)
+    check(torch.mv(dev(mat.t().contiguous()).t(), dev(vec)), ref, dtype)  # column-major
+    check(torch.mv(dev(mat).conj(), dev(vec)), wide(mat).conj() @ wide(vec), dtype)
+    s = crand(37, dtype=dtype, gen=gen)
+    check(torch.addmv(dev(s), dev(mat), dev(vec), beta=2, alpha=-1j), 2 * wide(s) - 1j * ref, dtype)
+    check(torch.addmv(dev(s[:1]), dev(mat), dev(vec)), wide(s[:1]) + ref, dtype)
+    d = dev(s)
+    d.addmv_(dev(mat), dev(vec))
+    check(d, wide(s) + ref, dtype)
+    x, y = crand(1000, dtype=dtype, gen=gen), crand(2000, dtype=dtype, gen=gen)[::2]  # y strided
+    check(torch.dot(dev(x), dev_view(y)), wide(x) @ wide(y), dtype)
+    check(torch.vdot(dev(x), dev_view(y)), torch.vdot(wide(x), wide(y)), dtype)
+    check(torch.vdot(dev(x).conj(), dev(y)), torch.vdot(wide(x).conj(), wide(y)), dtype)
+    check(torch.vdot(dev(x), dev(y).conj()), torch.vdot(wide(x), wide(y).conj()), dtype)
+    check(torch.dot(dev(x).conj(), dev(y)), wide(x).conj() @ wide(y), dtype)
+    o = torch.empty((), device="vkml", dtype=dtype)
+    torch.vdot(dev(x), dev(y), out=o)
+    check(o, torch.vdot(wide(x), wide(y)), dtype)
+    check(torch.dot(dev(x[:0]), dev(y[:0])), torch.zeros((), dtype=torch.complex128), dtype)
+    v1, v2 = crand(8, dtype=dtype, gen=gen), crand(5, dtype=dtype, gen=gen)
+    a = crand(8, 5, dtype=dtype, gen=gen)
+    outer = torch.outer(wide(v1), wide(v2))
+    check(torch.addr(dev(a), dev(v1), dev(v2), beta=0.5, alpha=3j), 0.5 * wide(a) + 3j * outer,
+          dtype)
+    d = dev(a)
+    d.addr_(dev(v1), dev(v2).conj())
+    check(d, wide(a) + torch.outer(wide(v1), wide(v2).conj()), dtype)
+
+
+def test_composite_products_run_natively(gen, fallback):
+    w, bias = crand(6, 10, gen=gen), crand(6, gen=gen)
+    x = crand(3, 4, 10, gen=gen)
+    check(F.linear(dev(x), dev(w), dev(bias)), F.linear(wide(x), wide(w), wide(bias)),
+          torch.complex64)
+    a, b = crand(3, 4, 5, gen=gen), crand(4, 5, 2, gen=gen)
+    check(torch.tensordot(dev(a), dev(b), dims=2), torch.tensordot(wide(a), wide(b), dims=2),
+          torch.complex64)
+    u, v = crand(3, 7, gen=gen), crand(2, 7, gen=gen)
+    check(torch.inner(dev(u), dev(v)), torch.inner(wide(u), wide(v)), torch.complex64)
+    check(torch.linalg.vecdot(dev(u), dev(u[:1])), torch.linalg.vecdot(wide(u), wide(u[:1])),
+          torch.complex64)
+    m = crand(4, 4, gen=gen)
+    check(dev(m).__rmatmul__(dev(u[:, :4])), wide(u[:, :4]) @ wide(m), torch.complex64)
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_complex_autograd_matches_cpu(gen, fallback):
+    a, b = crand(7, 9, gen=gen), crand(9, 5, gen=gen)
+    ca, cb = wide(a).requires_grad_(), wide(b).requires_grad_()
+    va, vb = dev(a).requires_grad_(), dev(b).requires_grad_()
+    out_cpu, out_dev = torch.mm(ca, cb), torch.mm(va, vb)
+    g = crand(7, 5, gen=gen)
+    out_cpu.backward(wide(g))
+    out_dev.backward(dev(g))
+    check(va.grad, ca.grad, torch.complex64)
+    check(vb.grad, cb.grad, torch.complex64)
+    assert torch_vkml.fallback_stats() == {}
+
+
+def test_complex_bad_inputs_raise_like_cpu():
+    a = crand(2, 3)
+    cases = [
+        (torch.mm, (a, torch.randn(3, 2))),  # complex and real
+        (torch.mm, (a, crand(4, 2))),  # shapes
+        (torch.dot, (crand(3), torch.randn(3))),
+        (torch.vdot, (crand(3), crand(4))),
+        (torch.mv, (a, torch.randn(3))),
+        (torch.bmm, (crand(2, 2, 3), torch.randn(2, 3, 2))),
+    ]
+    if torch.complex128 in CDTYPES:  # complex64 with complex128
+        cases += [
+            (torch.mm, (a, crand(3, 2, dtype=torch.complex128))),
+            (torch.bmm, (crand(2, 2, 3), crand(2, 3, 2, dtype=torch.complex128))),
+        ]
+    for fn, args in cases:
+        with pytest.raises(RuntimeError) as cpu_err:
+            fn(*args)
+        with pytest.raises(cpu_err.type):
+            fn(*[dev(t) for t in args])
+
+
+def test_addmm_residual_adds_the_bias(gen):
+    """torch.compile's fused residual + bias + mat1 @ mat2, on complex operands."""
+    x, w = crand(3, 4, gen=gen), crand(4, 5, gen=gen)
+    res, bias = crand(3, 5, gen=gen), crand(5, gen=gen)
+    got = torch.ops.vkml_inductor.addmm_residual(dev(res), dev(bias), dev(x), dev(w))
+    check(got, wide(res) + wide(bias) + wide(x) @ wide(w), torch.complex64)

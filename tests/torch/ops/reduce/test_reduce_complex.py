@@ -10,6 +10,7 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from nn_helpers import crandn, wide
 
 import torch_vkml
 
@@ -20,12 +21,6 @@ TOL = {torch.complex64: (2e-5, 2e-5), torch.float32: (2e-5, 2e-5),
        torch.complex128: (1e-11, 1e-11), torch.float64: (1e-11, 1e-11)}
 
 
-def crandn(shape, dtype, gen, scale=1.0):
-    real = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    imag = torch.randn(shape, generator=gen, dtype=torch.float64) * scale
-    return torch.complex(real, imag).to(dtype)
-
-
 def with_specials(x):
     """x (2-D, at least 4 x 5) with NaN and infinite parts in a few elements."""
     x = x.clone()
@@ -34,15 +29,6 @@ def with_specials(x):
     x[2, 0] = complex(-math.inf, 0.5)
     x[3, 4] = complex(0.0, -0.0)
     return x
-
-
-def wide(t):
-    """A CPU tensor in the precision the reference computes in."""
-    if isinstance(t, torch.Tensor) and t.is_complex():
-        return t.to(torch.complex128)
-    if isinstance(t, torch.Tensor) and t.is_floating_point():
-        return t.double()
-    return t
 
 
 def compare(fn, *inputs, exact=False, **kwargs):

@@ -40,8 +40,8 @@ inline vkml::TensorDesc desc(const at::Tensor& t) {
   return to_complex_desc(t);
 }
 
-// out = triu(in, diagonal) (upper) or tril(in, diagonal); complex tensors through the real views
-// of their two parts.
+// out = triu(in, diagonal) (upper) or tril(in, diagonal) by the shape family's kernels; complex128
+// tensors (which those kernels do not take) through the real views of their two parts.
 inline void triangle_out(const at::Tensor& out, const at::Tensor& in, bool upper,
                          int64_t diagonal = 0) {
   auto one = [&](at::Tensor o, const at::Tensor& i) {
@@ -51,7 +51,7 @@ inline void triangle_out(const at::Tensor& out, const at::Tensor& in, bool upper
       at::tril_out(o, i, diagonal);
     }
   };
-  if (!in.is_complex()) return one(out, in);
+  if (in.scalar_type() != at::kComplexDouble) return one(out, in);
   at::Tensor o = at::view_as_real(out), i = at::view_as_real(resolved(in));
   one(o.select(-1, 0), i.select(-1, 0));
   one(o.select(-1, 1), i.select(-1, 1));
